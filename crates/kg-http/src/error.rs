@@ -1,0 +1,88 @@
+use kg_wit::types;
+use serde_json::{Value, json};
+
+/// An error as the HTTP API returns it: a stable `code`, a human `message`, the status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiError {
+    pub status: u16,
+    pub code: String,
+    pub message: String,
+    pub detail: Option<Value>,
+}
+
+impl ApiError {
+    pub fn new(status: u16, code: &str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code: code.to_string(),
+            message: message.into(),
+            detail: None,
+        }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, "bad_request", message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(404, "not_found", message)
+    }
+
+    pub fn with_detail(mut self, detail: Value) -> Self {
+        self.detail = Some(detail);
+        self
+    }
+
+    /// `{"error": {"code", "message", "detail"?}}`
+    pub fn to_json(&self) -> Value {
+        let mut error = json!({ "code": self.code, "message": self.message });
+        if let Some(detail) = &self.detail {
+            error["detail"] = detail.clone();
+        }
+        json!({ "error": error })
+    }
+
+    pub fn body(&self) -> Vec<u8> {
+        self.to_json().to_string().into_bytes()
+    }
+}
+
+/// A component's typed error becomes an HTTP error with the status its class fits.
+impl From<types::Error> for ApiError {
+    fn from(e: types::Error) -> Self {
+        let detail = e
+            .detail
+            .as_deref()
+            .map(|d| serde_json::from_str(d).unwrap_or_else(|_| Value::String(d.to_string())));
+        ApiError {
+            status: e.code.http_status(),
+            code: e.code.as_str().to_string(),
+            message: e.message,
+            detail,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn component_errors_keep_code_message_and_json_detail() {
+        let mut e = types::Error::new(types::ErrorCode::NotFound, "no tool `x`");
+        e.detail = Some(r#"{"did_you_mean":["y"]}"#.into());
+        let api = ApiError::from(e);
+        assert_eq!(api.status, 404);
+        assert_eq!(
+            api.to_json(),
+            json!({"error": {"code": "not_found", "message": "no tool `x`", "detail": {"did_you_mean": ["y"]}}})
+        );
+    }
+
+    #[test]
+    fn non_json_detail_is_kept_as_a_string() {
+        let mut e = types::Error::new(types::ErrorCode::Upstream, "boom");
+        e.detail = Some("plain text".into());
+        assert_eq!(ApiError::from(e).detail, Some(json!("plain text")));
+    }
+}

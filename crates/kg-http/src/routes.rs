@@ -1,0 +1,228 @@
+//! The dispatcher's route table (DESIGN.md §3). Unknown paths are 404, known paths with
+//! the wrong method 405, both as JSON errors.
+
+use crate::ApiError;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Health,
+    ListTools,
+    CallTool { name: String },
+    ListActions,
+    GetAction { entity_type: String, action: String },
+    ValidateAction { entity_type: String, action: String },
+    ExecuteAction { entity_type: String, action: String },
+    ActionLog,
+    UndoAction { log_id: String },
+    ListDocuments,
+    IngestDocument,
+    DeleteDocument { id: String },
+    Search,
+    Chat,
+    ChatStream,
+    ChatApprove,
+    GetConversation { id: String },
+    DeleteConversation { id: String },
+}
+
+/// Resolves a method and a path (without query string) to a route.
+pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
+    let segments = segments(path)?;
+    let s: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let owned = |i: usize| segments[i].clone();
+    // Each arm lists the methods a path accepts, so a wrong method is a 405, not a 404.
+    let (allowed, found): (&[&str], Option<Route>) = match s.as_slice() {
+        ["health"] => (&["GET"], on(method, "GET", || Route::Health)),
+        ["tools"] => (&["GET"], on(method, "GET", || Route::ListTools)),
+        ["tools", _] => (
+            &["POST"],
+            on(method, "POST", || Route::CallTool { name: owned(1) }),
+        ),
+        ["actions"] => (&["GET"], on(method, "GET", || Route::ListActions)),
+        ["actions", "log"] => (&["GET"], on(method, "GET", || Route::ActionLog)),
+        ["actions", "log", _, "undo"] => (
+            &["POST"],
+            on(method, "POST", || Route::UndoAction { log_id: owned(2) }),
+        ),
+        ["actions", _, _] => (
+            &["GET"],
+            on(method, "GET", || Route::GetAction {
+                entity_type: owned(1),
+                action: owned(2),
+            }),
+        ),
+        ["actions", _, _, "validate"] => (
+            &["POST"],
+            on(method, "POST", || Route::ValidateAction {
+                entity_type: owned(1),
+                action: owned(2),
+            }),
+        ),
+        ["actions", _, _, "execute"] => (
+            &["POST"],
+            on(method, "POST", || Route::ExecuteAction {
+                entity_type: owned(1),
+                action: owned(2),
+            }),
+        ),
+        ["documents"] => match method {
+            "GET" => (&["GET", "POST"], Some(Route::ListDocuments)),
+            "POST" => (&["GET", "POST"], Some(Route::IngestDocument)),
+            _ => (&["GET", "POST"], None),
+        },
+        ["documents", _] => (
+            &["DELETE"],
+            on(method, "DELETE", || Route::DeleteDocument { id: owned(1) }),
+        ),
+        ["search"] => (&["POST"], on(method, "POST", || Route::Search)),
+        ["chat"] => (&["POST"], on(method, "POST", || Route::Chat)),
+        ["chat", "stream"] => (&["POST"], on(method, "POST", || Route::ChatStream)),
+        ["chat", "approve"] => (&["POST"], on(method, "POST", || Route::ChatApprove)),
+        ["conversations", _] => match method {
+            "GET" => (
+                &["GET", "DELETE"],
+                Some(Route::GetConversation { id: owned(1) }),
+            ),
+            "DELETE" => (
+                &["GET", "DELETE"],
+                Some(Route::DeleteConversation { id: owned(1) }),
+            ),
+            _ => (&["GET", "DELETE"], None),
+        },
+        _ => {
+            return Err(ApiError::not_found(format!("no route for {method} {path}")));
+        }
+    };
+    found.ok_or_else(|| {
+        ApiError::new(
+            405,
+            "method_not_allowed",
+            format!(
+                "{method} is not allowed on {path}; use {}",
+                allowed.join(" or ")
+            ),
+        )
+    })
+}
+
+fn on(method: &str, expected: &str, make: impl FnOnce() -> Route) -> Option<Route> {
+    (method == expected).then(make)
+}
+
+/// Non-empty, percent-decoded path segments. A segment that is not UTF-8 after decoding
+/// is a 400, not a panic.
+fn segments(path: &str) -> Result<Vec<String>, ApiError> {
+    path.split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8()
+                .map(|c| c.into_owned())
+                .map_err(|_| ApiError::bad_request(format!("path segment `{s}` is not UTF-8")))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn resolves_every_documented_route() {
+        let cases = [
+            ("GET", "/health", Route::Health),
+            ("GET", "/tools", Route::ListTools),
+            (
+                "POST",
+                "/tools/get_node_statistics",
+                Route::CallTool {
+                    name: "get_node_statistics".into(),
+                },
+            ),
+            ("GET", "/actions", Route::ListActions),
+            ("GET", "/actions/log", Route::ActionLog),
+            (
+                "POST",
+                "/actions/log/42/undo",
+                Route::UndoAction {
+                    log_id: "42".into(),
+                },
+            ),
+            (
+                "GET",
+                "/actions/PurchaseOrder/makePayment",
+                Route::GetAction {
+                    entity_type: "PurchaseOrder".into(),
+                    action: "makePayment".into(),
+                },
+            ),
+            (
+                "POST",
+                "/actions/PurchaseOrder/makePayment/validate",
+                Route::ValidateAction {
+                    entity_type: "PurchaseOrder".into(),
+                    action: "makePayment".into(),
+                },
+            ),
+            (
+                "POST",
+                "/actions/PurchaseOrder/makePayment/execute",
+                Route::ExecuteAction {
+                    entity_type: "PurchaseOrder".into(),
+                    action: "makePayment".into(),
+                },
+            ),
+            ("GET", "/documents", Route::ListDocuments),
+            ("POST", "/documents", Route::IngestDocument),
+            (
+                "DELETE",
+                "/documents/policy%201",
+                Route::DeleteDocument {
+                    id: "policy 1".into(),
+                },
+            ),
+            ("POST", "/search", Route::Search),
+            ("POST", "/chat", Route::Chat),
+            ("POST", "/chat/stream", Route::ChatStream),
+            ("POST", "/chat/approve", Route::ChatApprove),
+            (
+                "GET",
+                "/conversations/c1",
+                Route::GetConversation { id: "c1".into() },
+            ),
+            (
+                "DELETE",
+                "/conversations/c1/",
+                Route::DeleteConversation { id: "c1".into() },
+            ),
+        ];
+        for (method, path, expected) in cases {
+            assert_eq!(route(method, path), Ok(expected), "{method} {path}");
+        }
+    }
+
+    #[test]
+    fn unknown_path_is_404_and_wrong_method_is_405() {
+        assert_eq!(route("GET", "/nope").unwrap_err().status, 404);
+        assert_eq!(route("GET", "/").unwrap_err().status, 404);
+        let e = route("POST", "/health").unwrap_err();
+        assert_eq!((e.status, e.code.as_str()), (405, "method_not_allowed"));
+        assert!(e.message.contains("GET"), "{}", e.message);
+        assert_eq!(route("PUT", "/documents").unwrap_err().status, 405);
+    }
+
+    #[test]
+    fn undecodable_segment_is_400() {
+        assert_eq!(route("GET", "/conversations/%ff").unwrap_err().status, 400);
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics(method in "[A-Z]{1,7}", path in "(/[a-zA-Z0-9%_.-]{0,12}){0,6}") {
+            if let Err(e) = route(&method, &path) {
+                prop_assert!([400, 404, 405].contains(&e.status));
+            }
+        }
+    }
+}
