@@ -1,0 +1,7 @@
+//! The pure configuration side of devhost: the manifest, variables, outbound-host rules and
+//! HTTP routes, each as Spin defines them. No wasmtime here, so it is unit-tested directly.
+
+pub mod manifest;
+pub mod outbound;
+pub mod routes;
+pub mod variables;

@@ -1,0 +1,222 @@
+//! Per-request host state: WASI, outbound HTTP limited to the component's
+//! `allowed_outbound_hosts`, Spin variables and the key-value store.
+
+use crate::config::outbound::AllowedHosts;
+use crate::kv::KvDatabase;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use wasmtime::component::{HasSelf, Linker, Resource, ResourceTable};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::bindings::http::types::ErrorCode;
+use wasmtime_wasi_http::body::HyperOutgoingBody;
+use wasmtime_wasi_http::types::{HostFutureIncomingResponse, OutgoingRequestConfig};
+use wasmtime_wasi_http::{HttpResult, WasiHttpCtx, WasiHttpView};
+
+wasmtime::component::bindgen!({
+    path: "wit",
+    world: "devhost-platform",
+    with: { "fermyon:spin/key-value.store": KvStore },
+});
+
+use fermyon::spin::{key_value, variables};
+
+/// What one Spin component (composed with its dependencies) may do, fixed at startup.
+pub struct ComponentPolicy {
+    pub id: String,
+    /// Component variables, already expanded from the application's.
+    pub variables: BTreeMap<String, String>,
+    pub allowed_hosts: AllowedHosts,
+    pub key_value_stores: Vec<String>,
+    pub kv: KvDatabase,
+}
+
+/// An open key-value store handle: the label it was opened with.
+pub struct KvStore {
+    label: String,
+}
+
+pub struct RequestState {
+    table: ResourceTable,
+    wasi: WasiCtx,
+    http: WasiHttpCtx,
+    policy: Arc<ComponentPolicy>,
+}
+
+impl RequestState {
+    pub fn new(policy: Arc<ComponentPolicy>) -> Self {
+        RequestState {
+            table: ResourceTable::new(),
+            // Like Spin: no environment, no arguments, no preopened files; logs to stdio.
+            wasi: WasiCtx::builder().inherit_stdout().inherit_stderr().build(),
+            http: WasiHttpCtx::new(),
+            policy,
+        }
+    }
+}
+
+/// Every interface devhost provides, on one linker.
+pub fn linker(engine: &wasmtime::Engine) -> anyhow::Result<Linker<RequestState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    wasmtime_wasi_http::add_only_http_to_linker_async(&mut linker)?;
+    DevhostPlatform::add_to_linker::<RequestState, HasSelf<RequestState>>(&mut linker, |s| s)?;
+    Ok(linker)
+}
+
+/// Interface prefixes devhost implements, to refuse a component importing anything else
+/// with a clear message before instantiation fails obscurely.
+pub const PROVIDED_INTERFACES: &[&str] = &[
+    "wasi:cli/",
+    "wasi:clocks/",
+    "wasi:filesystem/",
+    "wasi:io/",
+    "wasi:random/",
+    "wasi:sockets/",
+    "wasi:http/types@0.2.",
+    "wasi:http/outgoing-handler@0.2.",
+    "fermyon:spin/key-value@2.0.0",
+    "fermyon:spin/variables@2.0.0",
+];
+
+impl WasiView for RequestState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for RequestState {
+    fn ctx(&mut self) -> &mut WasiHttpCtx {
+        &mut self.http
+    }
+
+    fn table(&mut self) -> &mut ResourceTable {
+        &mut self.table
+    }
+
+    fn send_request(
+        &mut self,
+        request: hyper::Request<HyperOutgoingBody>,
+        config: OutgoingRequestConfig,
+    ) -> HttpResult<HostFutureIncomingResponse> {
+        let uri = request.uri();
+        let scheme = uri
+            .scheme_str()
+            .unwrap_or(if config.use_tls { "https" } else { "http" });
+        let host = uri.host().unwrap_or_default();
+        if !self
+            .policy
+            .allowed_hosts
+            .allows(scheme, host, uri.port_u16())
+        {
+            eprintln!(
+                "devhost: component `{}` may not send a request to {uri}: not in allowed_outbound_hosts",
+                self.policy.id
+            );
+            return Err(ErrorCode::HttpRequestDenied.into());
+        }
+        Ok(wasmtime_wasi_http::types::default_send_request(
+            request, config,
+        ))
+    }
+}
+
+impl key_value::Host for RequestState {}
+
+impl key_value::HostStore for RequestState {
+    fn open(&mut self, label: String) -> Result<Resource<KvStore>, key_value::Error> {
+        if !self.policy.key_value_stores.contains(&label) {
+            return Err(key_value::Error::AccessDenied);
+        }
+        // Like Spin without runtime configuration: only the `default` store exists.
+        if label != "default" {
+            return Err(key_value::Error::NoSuchStore);
+        }
+        self.table
+            .push(KvStore { label })
+            .map_err(|e| key_value::Error::Other(e.to_string()))
+    }
+
+    fn get(
+        &mut self,
+        store: Resource<KvStore>,
+        key: String,
+    ) -> Result<Option<Vec<u8>>, key_value::Error> {
+        let label = self.label(&store)?;
+        self.policy
+            .kv
+            .get(&label, &key)
+            .map_err(key_value::Error::Other)
+    }
+
+    fn set(
+        &mut self,
+        store: Resource<KvStore>,
+        key: String,
+        value: Vec<u8>,
+    ) -> Result<(), key_value::Error> {
+        let label = self.label(&store)?;
+        self.policy
+            .kv
+            .set(&label, &key, &value)
+            .map_err(key_value::Error::Other)
+    }
+
+    fn delete(&mut self, store: Resource<KvStore>, key: String) -> Result<(), key_value::Error> {
+        let label = self.label(&store)?;
+        self.policy
+            .kv
+            .delete(&label, &key)
+            .map_err(key_value::Error::Other)
+    }
+
+    fn exists(&mut self, store: Resource<KvStore>, key: String) -> Result<bool, key_value::Error> {
+        let label = self.label(&store)?;
+        self.policy
+            .kv
+            .exists(&label, &key)
+            .map_err(key_value::Error::Other)
+    }
+
+    fn get_keys(&mut self, store: Resource<KvStore>) -> Result<Vec<String>, key_value::Error> {
+        let label = self.label(&store)?;
+        self.policy.kv.keys(&label).map_err(key_value::Error::Other)
+    }
+
+    fn drop(&mut self, store: Resource<KvStore>) -> wasmtime::Result<()> {
+        self.table.delete(store)?;
+        Ok(())
+    }
+}
+
+impl RequestState {
+    fn label(&self, store: &Resource<KvStore>) -> Result<String, key_value::Error> {
+        self.table
+            .get(store)
+            .map(|s| s.label.clone())
+            .map_err(|e| key_value::Error::Other(e.to_string()))
+    }
+}
+
+impl variables::Host for RequestState {
+    fn get(&mut self, name: String) -> Result<String, variables::Error> {
+        // Spin's rule for variable names: lowercase letters, digits and underscores.
+        let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !valid {
+            return Err(variables::Error::InvalidName(name));
+        }
+        self.policy
+            .variables
+            .get(&name)
+            .cloned()
+            .ok_or(variables::Error::Undefined(format!(
+                "no variable `{name}` in component `{}`",
+                self.policy.id
+            )))
+    }
+}

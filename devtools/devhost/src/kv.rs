@@ -1,0 +1,112 @@
+//! Spin's key-value store (`fermyon:spin/key-value@2.0.0`) on one SQLite file, so state
+//! survives requests and devhost restarts like Spin's default local store.
+
+use anyhow::{Context, Result};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// The SQLite file shared by every request. Calls are short, so one mutex is enough.
+#[derive(Clone)]
+pub struct KvDatabase {
+    connection: Arc<Mutex<Connection>>,
+}
+
+impl KvDatabase {
+    pub fn open(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let connection = Connection::open(path)
+            .with_context(|| format!("opening key-value database {}", path.display()))?;
+        connection.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE IF NOT EXISTS key_value (
+                 store TEXT NOT NULL,
+                 key TEXT NOT NULL,
+                 value BLOB NOT NULL,
+                 PRIMARY KEY (store, key)
+             );",
+        )?;
+        Ok(KvDatabase {
+            connection: Arc::new(Mutex::new(connection)),
+        })
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, String> {
+        let connection = self
+            .connection
+            .lock()
+            .map_err(|_| "key-value database lock poisoned".to_string())?;
+        f(&connection).map_err(|e| e.to_string())
+    }
+
+    pub fn get(&self, store: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT value FROM key_value WHERE store = ?1 AND key = ?2",
+                params![store, key],
+                |row| row.get(0),
+            )
+            .optional()
+        })
+    }
+
+    pub fn set(&self, store: &str, key: &str, value: &[u8]) -> Result<(), String> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO key_value (store, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
+                params![store, key, value],
+            )
+            .map(drop)
+        })
+    }
+
+    pub fn delete(&self, store: &str, key: &str) -> Result<(), String> {
+        self.with(|c| {
+            c.execute(
+                "DELETE FROM key_value WHERE store = ?1 AND key = ?2",
+                params![store, key],
+            )
+            .map(drop)
+        })
+    }
+
+    pub fn exists(&self, store: &str, key: &str) -> Result<bool, String> {
+        self.get(store, key).map(|v| v.is_some())
+    }
+
+    pub fn keys(&self, store: &str) -> Result<Vec<String>, String> {
+        self.with(|c| {
+            let mut statement =
+                c.prepare("SELECT key FROM key_value WHERE store = ?1 ORDER BY key")?;
+            let rows = statement.query_map(params![store], |row| row.get(0))?;
+            rows.collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_persist_across_reopen_and_stores_are_separate() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kv/db.sqlite");
+        {
+            let db = KvDatabase::open(&path).unwrap();
+            db.set("default", "a", b"1").unwrap();
+            db.set("default", "a", b"2").unwrap();
+            db.set("other", "a", b"x").unwrap();
+        }
+        let db = KvDatabase::open(&path).unwrap();
+        assert_eq!(db.get("default", "a").unwrap(), Some(b"2".to_vec()));
+        assert_eq!(db.get("other", "a").unwrap(), Some(b"x".to_vec()));
+        assert_eq!(db.keys("default").unwrap(), vec!["a".to_string()]);
+        db.delete("default", "a").unwrap();
+        assert!(!db.exists("default", "a").unwrap());
+        assert_eq!(db.get("missing", "a").unwrap(), None);
+    }
+}

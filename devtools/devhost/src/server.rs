@@ -1,0 +1,133 @@
+//! The HTTP trigger: routes requests like Spin, instantiates the component per request
+//! from its pre-linked form, and streams its response back.
+
+use crate::app::App;
+use crate::host::RequestState;
+use anyhow::{Result, anyhow};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::server::conn::http1;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use wasmtime::Store;
+use wasmtime_wasi_http::WasiHttpView;
+use wasmtime_wasi_http::bindings::http::types::Scheme;
+use wasmtime_wasi_http::body::HyperOutgoingBody;
+use wasmtime_wasi_http::io::TokioIo;
+
+pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<()> {
+    loop {
+        let (stream, client) = listener.accept().await?;
+        let app = app.clone();
+        tokio::task::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let app = app.clone();
+                async move { Ok::<_, std::convert::Infallible>(handle(app, request, client).await) }
+            });
+            if let Err(e) = http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service)
+                .await
+            {
+                eprintln!("devhost: connection from {client}: {e}");
+            }
+        });
+    }
+}
+
+async fn handle(
+    app: Arc<App>,
+    request: hyper::Request<hyper::body::Incoming>,
+    client: SocketAddr,
+) -> hyper::Response<HyperOutgoingBody> {
+    let path = request.uri().path().to_string();
+    let Some(matched) = app.routes.resolve(&path) else {
+        return plain(404, "no route in spin.toml matches this path");
+    };
+    let Some(component) = app.components.get(&matched.component) else {
+        return plain(500, "route names a component that was not loaded");
+    };
+    match invoke(&app, component, request, &matched, client).await {
+        Ok(response) => response,
+        Err(e) => {
+            eprintln!("devhost: component `{}` failed: {e:?}", matched.component);
+            plain(500, "component failed; see devhost's log")
+        }
+    }
+}
+
+async fn invoke(
+    app: &App,
+    component: &crate::app::LoadedComponent,
+    request: hyper::Request<hyper::body::Incoming>,
+    matched: &crate::config::routes::RouteMatch,
+    client: SocketAddr,
+) -> Result<hyper::Response<HyperOutgoingBody>> {
+    let (mut parts, body) = request.into_parts();
+    let host = parts
+        .headers
+        .get(hyper::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost")
+        .to_string();
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_string();
+    // Spin hands the guest an absolute URL and these headers.
+    parts.uri = format!("http://{host}{path_and_query}").parse()?;
+    let full_url = parts.uri.to_string();
+    let route = matched.route.clone();
+    for (name, value) in [
+        ("spin-full-url", full_url),
+        ("spin-path-info", matched.path_info.clone()),
+        ("spin-matched-route", route.clone()),
+        ("spin-raw-component-route", route.clone()),
+        ("spin-component-route", matched.base.clone()),
+        ("spin-base-path", "/".to_string()),
+        ("spin-client-addr", client.to_string()),
+    ] {
+        parts.headers.insert(name, value.parse()?);
+    }
+    let request = hyper::Request::from_parts(parts, body);
+
+    let mut store = Store::new(&app.engine, RequestState::new(component.policy.clone()));
+    let (sender, receiver) = tokio::sync::oneshot::channel();
+    let incoming = store
+        .data_mut()
+        .new_incoming_request(Scheme::Http, request)?;
+    let outparam = store.data_mut().new_response_outparam(sender)?;
+    let pre = component.pre.clone();
+    let task = tokio::task::spawn(async move {
+        let proxy = pre.instantiate_async(&mut store).await?;
+        proxy
+            .wasi_http_incoming_handler()
+            .call_handle(&mut store, incoming, outparam)
+            .await
+    });
+    match receiver.await {
+        Ok(Ok(response)) => Ok(response),
+        Ok(Err(code)) => Err(anyhow!("component answered with error code {code:?}")),
+        Err(_) => {
+            let error = match task.await {
+                Ok(Ok(())) => anyhow!("component returned without setting a response"),
+                Ok(Err(e)) => e,
+                Err(e) => e.into(),
+            };
+            Err(error.context("component never set a response"))
+        }
+    }
+}
+
+/// A response devhost itself makes (Spin answers these in plain text too).
+fn plain(status: u16, message: &str) -> hyper::Response<HyperOutgoingBody> {
+    let body = Full::new(Bytes::from(format!("{message}\n")))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    let mut response = hyper::Response::new(body);
+    *response.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    response
+}
