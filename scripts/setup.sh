@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the pinned toolchain with the wasm32-wasip2 target (rustup does not auto-install
+# here) and builds the six components and devhost. Idempotent; used by run.sh and test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+channel=$(sed -n 's/^channel *= *"\(.*\)"/\1/p' rust-toolchain.toml)
+if ! command -v rustup >/dev/null; then
+  echo "setup: rustup is required (https://rustup.rs)" >&2
+  exit 1
+fi
+rustup toolchain install "$channel" --profile minimal \
+  --component rustfmt --component clippy --target wasm32-wasip2 >&2
+
+echo "setup: building the components (wasm32-wasip2) and devhost" >&2
+cargo build --release --target wasm32-wasip2 \
+  -p kg-dispatcher -p kg-router -p kg-query-tools -p kg-action-executor -p kg-retriever -p kg-summariser
+cargo build --release -p devhost

@@ -1,0 +1,47 @@
+//! `/health` latency through devhost: 1,000 sequential requests after a warm-up, over real
+//! HTTP, each one instantiating the composed component (as Spin does). Prints the
+//! distribution. Run: `cargo bench -p kg-e2e --bench health_latency` (after scripts/setup.sh).
+
+use kg_e2e::{Devhost, fake_neo4j_root, workspace};
+use std::time::{Duration, Instant};
+
+const REQUESTS: usize = 1_000;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let neo4j = fake_neo4j_root().await;
+    let dir = tempfile::tempdir()?;
+    let host = Devhost::start(
+        &workspace().join("spin.toml"),
+        &dir.path().join("kv.db"),
+        &[("neo4j_origin", &neo4j.uri())],
+    )
+    .await?;
+    let client = reqwest::Client::new();
+    let url = format!("{}/health", host.url);
+    for _ in 0..20 {
+        client.get(&url).send().await?.error_for_status()?;
+    }
+    let mut samples: Vec<Duration> = Vec::with_capacity(REQUESTS);
+    for _ in 0..REQUESTS {
+        let started = Instant::now();
+        let response = client.get(&url).send().await?.error_for_status()?;
+        response.bytes().await?;
+        samples.push(started.elapsed());
+    }
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    println!(
+        "GET /health through devhost, {REQUESTS} requests: median {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        ms(at(0.5)),
+        ms(at(0.9)),
+        ms(at(0.99)),
+        ms(at(1.0))
+    );
+    host.stop().await?;
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}

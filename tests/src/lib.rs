@@ -1,0 +1,153 @@
+//! Harness for end-to-end tests: starts `target/release/devhost` on a manifest, finds its
+//! address from its startup line, and stops it on drop.
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// The workspace root (this crate lives in `tests/`).
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+pub fn devhost_binary() -> PathBuf {
+    std::env::var_os("DEVHOST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target/release/devhost"))
+}
+
+/// The project's spin.toml, rewritten with absolute paths so a copy works from anywhere;
+/// `edit` may change it further (e.g. allowed hosts or inheritance) for a test.
+pub fn manifest_variant(dir: &Path, edit: impl FnOnce(String) -> String) -> Result<PathBuf> {
+    let text = std::fs::read_to_string(workspace().join("spin.toml"))?;
+    let target = workspace().join("target");
+    let text = text.replace("\"target/", &format!("\"{}/", target.display()));
+    let path = dir.join("spin.toml");
+    std::fs::write(&path, edit(text))?;
+    Ok(path)
+}
+
+pub struct Devhost {
+    pub url: String,
+    child: Child,
+}
+
+impl Devhost {
+    /// Starts devhost and waits for its "listening on" line (compiling six components can
+    /// take a few seconds).
+    pub async fn start(
+        manifest: &Path,
+        kv_path: &Path,
+        variables: &[(&str, &str)],
+    ) -> Result<Devhost> {
+        let mut command = Command::new(devhost_binary());
+        command
+            .arg("--manifest")
+            .arg(manifest)
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .arg("--kv-path")
+            .arg(kv_path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        for (name, value) in variables {
+            command.arg("--variable").arg(format!("{name}={value}"));
+        }
+        let mut child = command.spawn().with_context(|| {
+            format!(
+                "starting {} (run scripts/setup.sh first)",
+                devhost_binary().display()
+            )
+        })?;
+        let stdout = child.stdout.take().context("devhost stdout")?;
+        let mut lines = BufReader::new(stdout).lines();
+        let url = tokio::time::timeout(Duration::from_secs(120), async {
+            while let Some(line) = lines.next_line().await? {
+                if let Some(rest) = line.split("listening on ").nth(1) {
+                    return Ok(rest
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string());
+                }
+            }
+            bail!("devhost exited before listening")
+        })
+        .await
+        .context("devhost did not start within 120 s")??;
+        // Keep draining stdout so the child never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Ok(Devhost { url, child })
+    }
+
+    pub async fn stop(mut self) -> Result<()> {
+        self.child.kill().await?;
+        Ok(())
+    }
+
+    pub async fn get(&self, path: &str) -> Result<(u16, Value)> {
+        let response = reqwest::get(format!("{}{path}", self.url)).await?;
+        decode(response).await
+    }
+
+    pub async fn send(&self, method: &str, path: &str, body: &str) -> Result<(u16, Value)> {
+        let method = reqwest::Method::from_bytes(method.as_bytes())?;
+        let response = reqwest::Client::new()
+            .request(method, format!("{}{path}", self.url))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await?;
+        decode(response).await
+    }
+}
+
+async fn decode(response: reqwest::Response) -> Result<(u16, Value)> {
+    let status = response.status().as_u16();
+    let text = response.text().await?;
+    let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    Ok((status, json))
+}
+
+/// Runs `devhost --check` on a manifest: Ok(stdout) or Err(stderr).
+pub async fn check(manifest: &Path) -> Result<std::result::Result<String, String>> {
+    let output = Command::new(devhost_binary())
+        .arg("--check")
+        .arg("--manifest")
+        .arg(manifest)
+        .output()
+        .await?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    Ok(if output.status.success() {
+        Ok(stdout)
+    } else {
+        Err(stderr)
+    })
+}
+
+/// A stand-in for Neo4j's HTTP root (the discovery document) that counts requests.
+pub async fn fake_neo4j_root() -> wiremock::MockServer {
+    use wiremock::matchers::{method, path};
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(method("GET"))
+        .and(path("/"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200).set_body_json(serde_json::json!({
+                "query": "http://127.0.0.1/db/{databaseName}/query/v2",
+                "neo4j_version": "5.26.0",
+                "neo4j_edition": "community"
+            })),
+        )
+        .mount(&server)
+        .await;
+    server
+}

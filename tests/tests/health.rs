@@ -1,0 +1,178 @@
+//! `/health` through devhost over real HTTP: every dependency reached over WIT, the graph
+//! probed through the outbound allow-list, the KV store round-tripped and persisted.
+
+use kg_e2e::{Devhost, fake_neo4j_root, manifest_variant, workspace};
+use serde_json::Value;
+
+const COMPONENTS: [&str; 5] = [
+    "router",
+    "query-tools",
+    "action-executor",
+    "retriever",
+    "summariser",
+];
+
+fn component<'a>(health: &'a Value, name: &str) -> &'a Value {
+    health["components"]
+        .as_array()
+        .and_then(|all| all.iter().find(|c| c["name"] == name))
+        .unwrap_or_else(|| panic!("no component {name} in {health}"))
+}
+
+fn check<'a>(component: &'a Value, name: &str) -> &'a Value {
+    component["checks"]
+        .as_array()
+        .and_then(|all| all.iter().find(|c| c["name"] == name))
+        .unwrap_or_else(|| panic!("no check {name} in {component}"))
+}
+
+#[tokio::test]
+async fn health_reaches_all_five_components_and_the_kv_store() {
+    let neo4j = fake_neo4j_root().await;
+    let dir = tempfile::tempdir().unwrap();
+    let host = Devhost::start(
+        &workspace().join("spin.toml"),
+        &dir.path().join("kv.db"),
+        &[("neo4j_origin", &neo4j.uri())],
+    )
+    .await
+    .unwrap();
+
+    let (status, health) = host.get("/health").await.unwrap();
+    assert_eq!(status, 200, "{health}");
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["version"], "0.1.0");
+    for name in COMPONENTS {
+        let c = component(&health, name);
+        assert_eq!(c["ready"], true, "{c}");
+        assert_eq!(c["version"], "0.1.0");
+        assert_eq!(check(c, "configuration")["ok"], true, "{c}");
+    }
+    let graph = check(component(&health, "query-tools"), "graph");
+    assert_eq!(graph["ok"], true, "{graph}");
+    assert!(
+        graph["detail"]
+            .as_str()
+            .unwrap()
+            .contains("answered HTTP 200"),
+        "{graph}"
+    );
+    assert_eq!(neo4j.received_requests().await.unwrap().len(), 1);
+    assert_eq!(health["kv"]["ok"], true, "{health}");
+    assert_eq!(health["kv"]["store"], "default");
+    assert_eq!(health["kv"]["probes"], 1);
+}
+
+#[tokio::test]
+async fn graph_down_makes_health_503_with_the_reason() {
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+    let dir = tempfile::tempdir().unwrap();
+    let host = Devhost::start(
+        &workspace().join("spin.toml"),
+        &dir.path().join("kv.db"),
+        &[("neo4j_origin", "http://127.0.0.1:9")],
+    )
+    .await
+    .unwrap();
+    let (status, health) = host.get("/health").await.unwrap();
+    assert_eq!(status, 503, "{health}");
+    assert_eq!(health["status"], "degraded");
+    let graph = check(component(&health, "query-tools"), "graph");
+    assert_eq!(graph["ok"], false);
+    assert!(
+        graph["detail"].as_str().unwrap().contains("unreachable"),
+        "{graph}"
+    );
+    assert!(
+        health["problems"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("query-tools not ready"),
+        "{health}"
+    );
+}
+
+#[tokio::test]
+async fn a_host_missing_from_allowed_outbound_hosts_is_never_contacted() {
+    let neo4j = fake_neo4j_root().await;
+    let dir = tempfile::tempdir().unwrap();
+    // Same application, but the dispatcher (whose list query-tools inherits) allows only
+    // the LLM origin.
+    let manifest = manifest_variant(dir.path(), |m| {
+        m.replace(
+            r#"allowed_outbound_hosts = ["{{ neo4j_origin }}", "{{ llm_origin }}"]"#,
+            r#"allowed_outbound_hosts = ["{{ llm_origin }}"]"#,
+        )
+    })
+    .unwrap();
+    let host = Devhost::start(
+        &manifest,
+        &dir.path().join("kv.db"),
+        &[("neo4j_origin", &neo4j.uri())],
+    )
+    .await
+    .unwrap();
+    let (status, health) = host.get("/health").await.unwrap();
+    assert_eq!(status, 503, "{health}");
+    let graph = check(component(&health, "query-tools"), "graph");
+    assert_eq!(graph["ok"], false);
+    assert!(
+        graph["detail"]
+            .as_str()
+            .unwrap()
+            .contains("HttpRequestDenied"),
+        "{graph}"
+    );
+    assert!(neo4j.received_requests().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_dependency_that_does_not_inherit_outbound_hosts_cannot_send_requests() {
+    let neo4j = fake_neo4j_root().await;
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = manifest_variant(dir.path(), |m| {
+        m.replace(
+            r#"kg_query_tools.wasm", inherit_configuration = ["allowed_outbound_hosts", "variables"]"#,
+            r#"kg_query_tools.wasm", inherit_configuration = ["variables"]"#,
+        )
+    })
+    .unwrap();
+    let host = Devhost::start(
+        &manifest,
+        &dir.path().join("kv.db"),
+        &[("neo4j_origin", &neo4j.uri())],
+    )
+    .await
+    .unwrap();
+    // devhost's deny adapter traps the call (Spin's returns an error value): the request
+    // fails as a whole, and nothing reaches the host.
+    let (status, _) = host.get("/health").await.unwrap();
+    assert_eq!(status, 500);
+    assert!(neo4j.received_requests().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_kv_store_persists_across_requests_and_restarts() {
+    let neo4j = fake_neo4j_root().await;
+    let dir = tempfile::tempdir().unwrap();
+    let kv = dir.path().join("kv.db");
+    let vars = [("neo4j_origin", neo4j.uri())];
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+
+    let host = Devhost::start(&workspace().join("spin.toml"), &kv, &vars)
+        .await
+        .unwrap();
+    let (_, first) = host.get("/health").await.unwrap();
+    let (_, second) = host.get("/health").await.unwrap();
+    assert_eq!(first["kv"]["probes"], 1);
+    assert_eq!(first["kv"]["previous_probe_at_unix_ms"], Value::Null);
+    assert_eq!(second["kv"]["probes"], 2);
+    host.stop().await.unwrap();
+
+    let host = Devhost::start(&workspace().join("spin.toml"), &kv, &vars)
+        .await
+        .unwrap();
+    let (_, third) = host.get("/health").await.unwrap();
+    assert_eq!(third["kv"]["probes"], 3, "{third}");
+    assert!(third["kv"]["previous_probe_at_unix_ms"].as_u64().is_some());
+}
