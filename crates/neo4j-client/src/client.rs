@@ -1,0 +1,276 @@
+use crate::config::Config;
+use crate::error::{ErrorKind, Neo4jError};
+use crate::transport::{HttpRequest, HttpResponse, Method, Transport};
+use crate::value::{Value, decode_plain, decode_typed};
+use serde::Deserialize;
+use serde_json::{Map, Value as Json, json};
+
+/// Typed JSON keeps integers and temporal values exact; plain JSON answers are decoded too.
+const ACCEPT: &str = "application/vnd.neo4j.query, application/json;q=0.9";
+const AFFINITY: &str = "neo4j-cluster-affinity";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessMode {
+    Read,
+    Write,
+}
+
+impl AccessMode {
+    fn as_str(self) -> &'static str {
+        match self {
+            AccessMode::Read => "READ",
+            AccessMode::Write => "WRITE",
+        }
+    }
+}
+
+/// Update counters, as the Query API reports them with `includeCounters`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Counters {
+    pub contains_updates: bool,
+    pub nodes_created: u64,
+    pub nodes_deleted: u64,
+    pub properties_set: u64,
+    pub relationships_created: u64,
+    pub relationships_deleted: u64,
+    pub labels_added: u64,
+    pub labels_removed: u64,
+    pub indexes_added: u64,
+    pub indexes_removed: u64,
+    pub constraints_added: u64,
+    pub constraints_removed: u64,
+    pub contains_system_updates: bool,
+    pub system_updates: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueryResult {
+    pub fields: Vec<String>,
+    pub rows: Vec<Vec<Value>>,
+    pub counters: Option<Counters>,
+    pub bookmarks: Vec<String>,
+}
+
+impl QueryResult {
+    /// Rows as maps from field name to value.
+    pub fn rows_as_maps(&self) -> Vec<std::collections::BTreeMap<String, Value>> {
+        self.rows
+            .iter()
+            .map(|row| {
+                self.fields
+                    .iter()
+                    .cloned()
+                    .zip(row.iter().cloned())
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// An open explicit transaction. Requests for it carry the server's cluster affinity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transaction {
+    pub id: String,
+    pub expires: Option<String>,
+    affinity: Option<String>,
+}
+
+pub struct Client<T> {
+    config: Config,
+    transport: T,
+}
+
+impl<T: Transport> Client<T> {
+    pub fn new(config: Config, transport: T) -> Self {
+        Client { config, transport }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Runs one statement in its own (auto-commit) transaction.
+    pub fn run(
+        &self,
+        statement: &str,
+        parameters: Map<String, Json>,
+        mode: AccessMode,
+    ) -> Result<QueryResult, Neo4jError> {
+        let body = json!({
+            "statement": statement,
+            "parameters": parameters,
+            "accessMode": mode.as_str(),
+            "includeCounters": true,
+        });
+        let response = self.send(Method::Post, self.config.query_url(), Some(body), None)?;
+        parse_result(&response)
+    }
+
+    /// Opens an explicit transaction.
+    pub fn begin(&self, mode: AccessMode) -> Result<Transaction, Neo4jError> {
+        let body = json!({ "accessMode": mode.as_str() });
+        let url = format!("{}/tx", self.config.query_url());
+        let response = self.send(Method::Post, url, Some(body), None)?;
+        let json = parse_body(&response)?;
+        let tx = json
+            .get("transaction")
+            .ok_or_else(|| protocol("no `transaction` in the answer to begin"))?;
+        let id = match tx.get("id") {
+            Some(Json::String(s)) => s.clone(),
+            Some(Json::Number(n)) => n.to_string(),
+            _ => return Err(protocol("no transaction id in the answer to begin")),
+        };
+        Ok(Transaction {
+            id,
+            expires: tx.get("expires").and_then(Json::as_str).map(str::to_string),
+            affinity: response.header(AFFINITY).map(str::to_string),
+        })
+    }
+
+    pub fn run_in(
+        &self,
+        tx: &Transaction,
+        statement: &str,
+        parameters: Map<String, Json>,
+    ) -> Result<QueryResult, Neo4jError> {
+        let body =
+            json!({ "statement": statement, "parameters": parameters, "includeCounters": true });
+        let url = format!("{}/tx/{}", self.config.query_url(), tx.id);
+        parse_result(&self.send(Method::Post, url, Some(body), Some(tx))?)
+    }
+
+    pub fn commit(&self, tx: Transaction) -> Result<QueryResult, Neo4jError> {
+        let url = format!("{}/tx/{}/commit", self.config.query_url(), tx.id);
+        parse_result(&self.send(Method::Post, url, Some(json!({})), Some(&tx))?)
+    }
+
+    pub fn rollback(&self, tx: Transaction) -> Result<(), Neo4jError> {
+        let url = format!("{}/tx/{}", self.config.query_url(), tx.id);
+        parse_body(&self.send(Method::Delete, url, None, Some(&tx))?).map(drop)
+    }
+
+    fn send(
+        &self,
+        method: Method,
+        url: String,
+        body: Option<Json>,
+        tx: Option<&Transaction>,
+    ) -> Result<HttpResponse, Neo4jError> {
+        let mut headers = vec![("accept".to_string(), ACCEPT.to_string())];
+        if body.is_some() {
+            headers.push(("content-type".to_string(), "application/json".to_string()));
+        }
+        if let Some(auth) = self.config.auth.header() {
+            headers.push(("authorization".to_string(), auth));
+        }
+        if let Some(affinity) = tx.and_then(|t| t.affinity.clone()) {
+            headers.push((AFFINITY.to_string(), affinity));
+        }
+        let request = HttpRequest {
+            method,
+            url,
+            headers,
+            body: body.map(|b| b.to_string().into_bytes()),
+        };
+        Ok(self.transport.send(request)?)
+    }
+}
+
+fn protocol(message: &str) -> Neo4jError {
+    Neo4jError::new(ErrorKind::Protocol, message)
+}
+
+/// The JSON body of a successful answer, or the error it (or its status) carries.
+fn parse_body(response: &HttpResponse) -> Result<Json, Neo4jError> {
+    let json: Option<Json> = serde_json::from_slice(&response.body).ok();
+    if let Some(error) = json
+        .as_ref()
+        .and_then(|j| j.get("errors"))
+        .and_then(Json::as_array)
+        .and_then(|e| e.first())
+    {
+        let code = error
+            .get("code")
+            .and_then(Json::as_str)
+            .unwrap_or("Neo.DatabaseError.General.UnknownError");
+        let message = error
+            .get("message")
+            .and_then(Json::as_str)
+            .unwrap_or_default();
+        let mut e = Neo4jError::from_code(code, message);
+        if response.status == 401 {
+            e.kind = ErrorKind::Authentication;
+        }
+        return Err(e);
+    }
+    let status_error =
+        |kind, what: &str| Neo4jError::new(kind, format!("HTTP {}: {what}", response.status));
+    match (response.status, json) {
+        (200..=299, Some(json)) => Ok(json),
+        (200..=299, None) if response.body.is_empty() => Ok(Json::Object(Map::new())),
+        (200..=299, None) => Err(protocol("the answer is not JSON")),
+        (401, _) => Err(status_error(
+            ErrorKind::Authentication,
+            "authentication failed",
+        )),
+        (403, _) => Err(status_error(ErrorKind::Forbidden, "forbidden")),
+        (404, _) => Err(status_error(
+            ErrorKind::NotFound,
+            "no such database or transaction",
+        )),
+        (408 | 504, _) => Err(status_error(ErrorKind::Timeout, "gateway timeout")),
+        (502 | 503, _) => Err(status_error(ErrorKind::Unavailable, "Neo4j is unavailable")),
+        (status, _) if status >= 500 => Err(status_error(ErrorKind::Database, "server error")),
+        _ => Err(status_error(ErrorKind::Protocol, "unexpected answer")),
+    }
+}
+
+fn parse_result(response: &HttpResponse) -> Result<QueryResult, Neo4jError> {
+    let json = parse_body(response)?;
+    let typed = response
+        .header("content-type")
+        .is_some_and(|c| c.contains("vnd.neo4j.query"));
+    let decode = if typed { decode_typed } else { decode_plain };
+    let data = json.get("data");
+    let fields = data
+        .and_then(|d| d.get("fields"))
+        .and_then(Json::as_array)
+        .map(|f| {
+            f.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let rows = data
+        .and_then(|d| d.get("values"))
+        .and_then(Json::as_array)
+        .map(|rows| {
+            rows.iter()
+                .map(|row| {
+                    row.as_array()
+                        .map(|r| r.iter().map(decode).collect())
+                        .unwrap_or_default()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let counters = json
+        .get("counters")
+        .and_then(|c| serde_json::from_value(c.clone()).ok());
+    let bookmarks = json
+        .get("bookmarks")
+        .and_then(Json::as_array)
+        .map(|b| {
+            b.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(QueryResult {
+        fields,
+        rows,
+        counters,
+        bookmarks,
+    })
+}

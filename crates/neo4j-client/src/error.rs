@@ -1,0 +1,89 @@
+use crate::transport::{TransportError, TransportErrorKind};
+
+/// Error classes of Neo4j status codes and of the HTTP exchange around them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// `Neo.ClientError.*` not covered below.
+    Client,
+    /// `Neo.ClientError.Statement.SyntaxError`
+    Syntax,
+    /// `Neo.ClientError.Statement.AccessMode`: a write sent in READ mode.
+    ReadOnlyViolation,
+    /// HTTP 401 or `Neo.ClientError.Security.Unauthorized`.
+    Authentication,
+    /// HTTP 403 or `Neo.ClientError.Security.Forbidden`.
+    Forbidden,
+    /// Unknown transaction or database (`...TransactionNotFound`, `...DatabaseNotFound`).
+    NotFound,
+    /// `Neo.TransientError.*`, e.g. deadlocks: the same call may succeed later.
+    Transient,
+    /// `Neo.DatabaseError.*`
+    Database,
+    /// Neo4j could not be reached, or a gateway said so (502/503/504).
+    Unavailable,
+    Timeout,
+    /// Reached the platform's outbound policy, not Neo4j.
+    Denied,
+    /// The answer was not what the Query API documents.
+    Protocol,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}{message}", code.as_deref().map(|c| format!("{c}: ")).unwrap_or_default())]
+pub struct Neo4jError {
+    pub kind: ErrorKind,
+    /// The Neo4j status code, when the server sent one.
+    pub code: Option<String>,
+    pub message: String,
+}
+
+impl Neo4jError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Neo4jError {
+            kind,
+            code: None,
+            message: message.into(),
+        }
+    }
+
+    /// Classifies a Neo4j status code (`Neo.<Classification>.<Category>.<Title>`).
+    pub fn from_code(code: &str, message: impl Into<String>) -> Self {
+        let kind = match code {
+            "Neo.ClientError.Statement.SyntaxError" => ErrorKind::Syntax,
+            "Neo.ClientError.Statement.AccessMode" => ErrorKind::ReadOnlyViolation,
+            "Neo.ClientError.Security.Unauthorized" => ErrorKind::Authentication,
+            "Neo.ClientError.Security.Forbidden" => ErrorKind::Forbidden,
+            "Neo.ClientError.Transaction.TransactionNotFound"
+            | "Neo.ClientError.Database.DatabaseNotFound" => ErrorKind::NotFound,
+            c if c.starts_with("Neo.TransientError.") => ErrorKind::Transient,
+            c if c.starts_with("Neo.DatabaseError.") => ErrorKind::Database,
+            _ => ErrorKind::Client,
+        };
+        Neo4jError {
+            kind,
+            code: Some(code.to_string()),
+            message: message.into(),
+        }
+    }
+
+    /// True when retrying the same request may succeed: transient server states,
+    /// unreachable servers and timeouts; never a client error.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorKind::Transient | ErrorKind::Unavailable | ErrorKind::Timeout
+        )
+    }
+}
+
+impl From<TransportError> for Neo4jError {
+    fn from(e: TransportError) -> Self {
+        let kind = match e.kind {
+            TransportErrorKind::Connect => ErrorKind::Unavailable,
+            TransportErrorKind::Timeout => ErrorKind::Timeout,
+            TransportErrorKind::Denied => ErrorKind::Denied,
+            TransportErrorKind::Other => ErrorKind::Unavailable,
+        };
+        Neo4jError::new(kind, e.message)
+    }
+}

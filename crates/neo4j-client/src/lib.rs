@@ -1,0 +1,17 @@
+//! A client for Neo4j's Query API v2 (`POST /db/{db}/query/v2`, explicit transactions under
+//! `/query/v2/tx`). HTTP goes through [`Transport`], so the same code runs inside a Spin
+//! component (spin-sdk outbound HTTP) and in native tests; nothing here does I/O itself.
+
+mod client;
+mod config;
+mod error;
+mod transport;
+mod value;
+
+pub use client::{AccessMode, Client, Counters, QueryResult, Transaction};
+pub use config::{Auth, Config};
+pub use error::{ErrorKind, Neo4jError};
+pub use transport::{
+    HttpRequest, HttpResponse, Method, Transport, TransportError, TransportErrorKind,
+};
+pub use value::{Value, decode_plain, decode_typed};

@@ -1,0 +1,442 @@
+//! Contract tests against the Query API's documented request and response shapes.
+
+use neo4j_client::*;
+use serde_json::{Map, Value as Json, json};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
+/// Records requests and replays canned responses.
+#[derive(Default)]
+struct Fake {
+    requests: RefCell<Vec<HttpRequest>>,
+    responses: RefCell<VecDeque<Result<HttpResponse, TransportError>>>,
+}
+
+impl Fake {
+    fn answer(self, status: u16, content_type: &str, body: &str) -> Self {
+        self.answer_with(
+            status,
+            vec![("content-type".into(), content_type.into())],
+            body,
+        )
+    }
+
+    fn answer_with(self, status: u16, headers: Vec<(String, String)>, body: &str) -> Self {
+        self.responses.borrow_mut().push_back(Ok(HttpResponse {
+            status,
+            headers,
+            body: body.as_bytes().to_vec(),
+        }));
+        self
+    }
+
+    fn fail(self, kind: TransportErrorKind) -> Self {
+        self.responses.borrow_mut().push_back(Err(TransportError {
+            kind,
+            message: "no route".into(),
+        }));
+        self
+    }
+}
+
+impl Transport for &Fake {
+    fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
+        self.requests.borrow_mut().push(request);
+        self.responses
+            .borrow_mut()
+            .pop_front()
+            .expect("a canned response")
+    }
+}
+
+fn golden(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/tests/golden/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+fn client(fake: &Fake) -> Client<&Fake> {
+    Client::new(
+        Config {
+            origin: "http://db.example:7474/".into(),
+            database: "neo4j".into(),
+            auth: Auth::Basic {
+                user: "neo4j".into(),
+                password: "verysecret".into(),
+            },
+        },
+        fake,
+    )
+}
+
+fn params(v: Json) -> Map<String, Json> {
+    v.as_object().cloned().unwrap()
+}
+
+const PLAIN: &str = "application/json";
+const TYPED: &str = "application/vnd.neo4j.query";
+
+#[test]
+fn auto_commit_request_has_the_documented_shape() {
+    let fake = Fake::default().answer(202, PLAIN, &golden("run_plain.json"));
+    client(&fake)
+        .run(
+            "MATCH (p:Person {name: $name}) RETURN p",
+            params(json!({"name": "Phil"})),
+            AccessMode::Read,
+        )
+        .unwrap();
+    let requests = fake.requests.borrow();
+    let r = &requests[0];
+    assert_eq!(r.method, Method::Post);
+    assert_eq!(r.url, "http://db.example:7474/db/neo4j/query/v2");
+    // base64("neo4j:verysecret"), the documentation's own example.
+    assert_eq!(
+        r.header("authorization"),
+        Some("Basic bmVvNGo6dmVyeXNlY3JldA==")
+    );
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert!(
+        r.header("accept")
+            .unwrap()
+            .contains("application/vnd.neo4j.query")
+    );
+    let body: Json = serde_json::from_slice(r.body.as_ref().unwrap()).unwrap();
+    assert_eq!(
+        body,
+        json!({"statement": "MATCH (p:Person {name: $name}) RETURN p", "parameters": {"name": "Phil"}, "accessMode": "READ", "includeCounters": true})
+    );
+}
+
+#[test]
+fn plain_results_decode_nodes_relationships_paths_counters_and_bookmarks() {
+    let fake = Fake::default().answer(202, PLAIN, &golden("run_plain.json"));
+    let result = client(&fake)
+        .run("…", Map::new(), AccessMode::Write)
+        .unwrap();
+    assert_eq!(result.fields, ["person", "name", "knows", "path"]);
+    let row = &result.rows[0];
+    let Value::Node {
+        element_id,
+        labels,
+        properties,
+    } = &row[0]
+    else {
+        panic!("{:?}", row[0])
+    };
+    assert_eq!(
+        (element_id.as_str(), labels.as_slice()),
+        ("4:ff04df25:2", &["Person".to_string()][..])
+    );
+    assert_eq!(properties["age"], Value::Integer(41));
+    assert_eq!(row[1], Value::String("Phil".into()));
+    let Value::Relationship {
+        rel_type,
+        start_node_element_id,
+        ..
+    } = &row[2]
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (rel_type.as_str(), start_node_element_id.as_str()),
+        ("KNOWS", "4:ff04df25:2")
+    );
+    let Value::Path {
+        nodes,
+        relationships,
+    } = &row[3]
+    else {
+        panic!("{:?}", row[3])
+    };
+    assert_eq!((nodes.len(), relationships.len()), (2, 1));
+    let counters = result.counters.clone().unwrap();
+    assert!(counters.contains_updates);
+    assert_eq!(
+        (
+            counters.nodes_created,
+            counters.properties_set,
+            counters.labels_added
+        ),
+        (1, 2, 1)
+    );
+    assert_eq!(result.bookmarks, ["FB:kcwQ/wTfJf8rS1WY+GiIKXsCXg6Q"]);
+    assert_eq!(
+        result.rows_as_maps()[0]["name"],
+        Value::String("Phil".into())
+    );
+}
+
+#[test]
+fn typed_results_decode_every_documented_type() {
+    let fake = Fake::default().answer(202, TYPED, &golden("run_typed.json"));
+    let result = client(&fake)
+        .run("…", Map::new(), AccessMode::Read)
+        .unwrap();
+    let row = &result.rows[0];
+    let Value::Node {
+        properties, labels, ..
+    } = &row[0]
+    else {
+        panic!()
+    };
+    assert_eq!(labels, &["Supplier"]);
+    assert_eq!(properties["orders"], Value::Integer(24));
+    assert_eq!(
+        row[1],
+        Value::Integer(9_007_199_254_740_993),
+        "integers beyond 2^53 stay exact"
+    );
+    assert_eq!(row[2], Value::Float(1.5));
+    assert_eq!(row[3], Value::String("text".into()));
+    assert_eq!(row[4], Value::Boolean(true));
+    assert_eq!(row[5], Value::Bytes(vec![1, 2, 3]));
+    assert_eq!(
+        row[6],
+        Value::List(vec![Value::Integer(1), Value::String("two".into())])
+    );
+    assert_eq!(row[7].to_plain_json(), json!({"k": false}));
+    let temporal: Vec<(&str, &str)> = row[8..16]
+        .iter()
+        .map(|v| match v {
+            Value::Temporal { type_name, iso } => (type_name.as_str(), iso.as_str()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(temporal[0], ("Date", "2024-01-02"));
+    assert_eq!(
+        temporal[6],
+        (
+            "ZonedDateTime",
+            "2015-11-21T21:40:32.142+01:00[Europe/Berlin]"
+        )
+    );
+    assert_eq!(temporal[7], ("Duration", "P14DT16H12M"));
+    assert_eq!(row[16], Value::Point("SRID=4326;POINT (1.2 3.4)".into()));
+    let Value::Relationship {
+        rel_type,
+        end_node_element_id,
+        ..
+    } = &row[17]
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (rel_type.as_str(), end_node_element_id.as_str()),
+        ("SUPPLIES", "4:abc:9")
+    );
+    let Value::Path {
+        nodes,
+        relationships,
+    } = &row[18]
+    else {
+        panic!()
+    };
+    assert_eq!((nodes.len(), relationships.len()), (2, 1));
+    assert_eq!(row[19], Value::Null);
+}
+
+#[test]
+fn explicit_transactions_follow_the_documented_flow_with_affinity() {
+    let affinity = vec![
+        ("content-type".to_string(), PLAIN.to_string()),
+        ("neo4j-cluster-affinity".to_string(), "MjAyMy0x".to_string()),
+    ];
+    let fake = Fake::default()
+        .answer_with(202, affinity, &golden("begin.json"))
+        .answer(202, PLAIN, &golden("run_plain.json"))
+        .answer(
+            202,
+            PLAIN,
+            r#"{"data": {"fields": [], "values": []}, "bookmarks": ["b2"]}"#,
+        )
+        .answer_with(202, vec![], &golden("begin.json"))
+        .answer(200, PLAIN, "");
+    let c = client(&fake);
+    let tx = c.begin(AccessMode::Write).unwrap();
+    assert_eq!(tx.id, "d8a9f3c0-tx");
+    assert_eq!(tx.expires.as_deref(), Some("2024-10-22T15:48:29Z"));
+    c.run_in(&tx, "CREATE (n:X)", Map::new()).unwrap();
+    assert_eq!(c.commit(tx).unwrap().bookmarks, ["b2"]);
+    let tx = c.begin(AccessMode::Read).unwrap();
+    c.rollback(tx).unwrap();
+
+    let requests = fake.requests.borrow();
+    let base = "http://db.example:7474/db/neo4j/query/v2";
+    let shape: Vec<(Method, &str)> = requests
+        .iter()
+        .map(|r| (r.method, r.url.as_str()))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            (Method::Post, format!("{base}/tx").as_str()),
+            (Method::Post, format!("{base}/tx/d8a9f3c0-tx").as_str()),
+            (
+                Method::Post,
+                format!("{base}/tx/d8a9f3c0-tx/commit").as_str()
+            ),
+            (Method::Post, format!("{base}/tx").as_str()),
+            (Method::Delete, format!("{base}/tx/d8a9f3c0-tx").as_str()),
+        ]
+    );
+    let begin: Json = serde_json::from_slice(requests[0].body.as_ref().unwrap()).unwrap();
+    assert_eq!(begin["accessMode"], "WRITE");
+    assert_eq!(requests[0].header("neo4j-cluster-affinity"), None);
+    assert_eq!(
+        requests[1].header("neo4j-cluster-affinity"),
+        Some("MjAyMy0x")
+    );
+    assert_eq!(
+        requests[2].header("neo4j-cluster-affinity"),
+        Some("MjAyMy0x")
+    );
+    assert_eq!(requests[4].body, None);
+}
+
+#[test]
+fn every_error_class_is_typed_with_its_retryability() {
+    let cases: Vec<(u16, String, ErrorKind, bool)> = vec![
+        (400, golden("error_syntax.json"), ErrorKind::Syntax, false),
+        (
+            400,
+            golden("error_access_mode.json"),
+            ErrorKind::ReadOnlyViolation,
+            false,
+        ),
+        (
+            401,
+            golden("error_unauthorized.json"),
+            ErrorKind::Authentication,
+            false,
+        ),
+        (401, String::new(), ErrorKind::Authentication, false),
+        (403, String::new(), ErrorKind::Forbidden, false),
+        (
+            404,
+            golden("error_tx_not_found.json"),
+            ErrorKind::NotFound,
+            false,
+        ),
+        (
+            400,
+            golden("error_deadlock.json"),
+            ErrorKind::Transient,
+            true,
+        ),
+        (
+            500,
+            golden("error_database.json"),
+            ErrorKind::Database,
+            false,
+        ),
+        (
+            502,
+            "<html>Bad Gateway</html>".into(),
+            ErrorKind::Unavailable,
+            true,
+        ),
+        (503, String::new(), ErrorKind::Unavailable, true),
+        (504, String::new(), ErrorKind::Timeout, true),
+        (202, "not json".into(), ErrorKind::Protocol, false),
+    ];
+    for (status, body, kind, retryable) in cases {
+        let fake = Fake::default().answer(status, PLAIN, &body);
+        let e = client(&fake)
+            .run("RETURN 1", Map::new(), AccessMode::Read)
+            .unwrap_err();
+        assert_eq!(
+            (e.kind, e.is_retryable()),
+            (kind, retryable),
+            "{status} {body}: {e}"
+        );
+    }
+    let e = client(&Fake::default().answer(400, PLAIN, &golden("error_syntax.json")))
+        .run("MATC", Map::new(), AccessMode::Read)
+        .unwrap_err();
+    assert_eq!(
+        e.code.as_deref(),
+        Some("Neo.ClientError.Statement.SyntaxError")
+    );
+    assert!(e.to_string().contains("Invalid input"));
+}
+
+#[test]
+fn transport_failures_become_unavailable_timeout_or_denied() {
+    for (kind, expected) in [
+        (TransportErrorKind::Connect, ErrorKind::Unavailable),
+        (TransportErrorKind::Timeout, ErrorKind::Timeout),
+        (TransportErrorKind::Denied, ErrorKind::Denied),
+    ] {
+        let fake = Fake::default().fail(kind);
+        let e = client(&fake)
+            .run("RETURN 1", Map::new(), AccessMode::Read)
+            .unwrap_err();
+        assert_eq!(e.kind, expected);
+    }
+}
+
+#[test]
+fn bearer_auth_odd_database_names_and_secret_free_debug() {
+    let config = Config {
+        origin: "https://x.databases.neo4j.io".into(),
+        database: "my db/1".into(),
+        auth: Auth::Bearer("tok".into()),
+    };
+    assert_eq!(
+        config.query_url(),
+        "https://x.databases.neo4j.io/db/my%20db%2F1/query/v2"
+    );
+    assert_eq!(config.auth.header().as_deref(), Some("Bearer tok"));
+    let basic = Auth::Basic {
+        user: "u".into(),
+        password: "hunter2".into(),
+    };
+    assert!(!format!("{basic:?} {config:?}").contains("hunter2"));
+    assert!(!format!("{config:?}").contains("tok\""));
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn json_value() -> impl Strategy<Value = Json> {
+        let leaf = prop_oneof![
+            Just(Json::Null),
+            any::<bool>().prop_map(Json::Bool),
+            any::<i64>().prop_map(Json::from),
+            ".{0,8}".prop_map(Json::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Json::Array),
+                prop::collection::btree_map("[$_a-z]{1,8}", inner, 0..4)
+                    .prop_map(|m| Json::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn decoding_never_panics(v in json_value()) {
+            let _ = decode_plain(&v).to_plain_json();
+            let _ = decode_typed(&v).to_plain_json();
+        }
+
+        #[test]
+        fn typed_integers_round_trip(i in any::<i64>()) {
+            let v = json!({"$type": "Integer", "_value": i.to_string()});
+            prop_assert_eq!(decode_typed(&v), Value::Integer(i));
+        }
+
+        #[test]
+        fn database_names_are_always_one_path_segment(name in ".{1,12}") {
+            let c = Config { origin: "http://h".into(), database: name, auth: Auth::None };
+            let url = c.query_url();
+            let segment = url.strip_prefix("http://h/db/").unwrap().strip_suffix("/query/v2").unwrap();
+            prop_assert!(!segment.contains('/') && !segment.contains(' ') && !segment.contains('?'));
+        }
+    }
+}
