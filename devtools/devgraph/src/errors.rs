@@ -1,0 +1,91 @@
+//! Grafeo errors as Neo4j status codes, with the HTTP status the Query API uses for them.
+
+use grafeo::Error;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Neo4jError {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl Neo4jError {
+    pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> Self {
+        Neo4jError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn body(&self) -> serde_json::Value {
+        serde_json::json!({"errors": [{"code": self.code, "message": self.message}]})
+    }
+
+    pub fn unauthorized() -> Self {
+        Self::new(
+            401,
+            "Neo.ClientError.Security.Unauthorized",
+            "The client is unauthorized due to authentication failure.",
+        )
+    }
+
+    pub fn access_mode() -> Self {
+        Self::new(
+            400,
+            "Neo.ClientError.Statement.AccessMode",
+            "Writing in read access mode not allowed.",
+        )
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, "Neo.ClientError.Request.Invalid", message)
+    }
+
+    pub fn tx_not_found(id: &str) -> Self {
+        Self::new(
+            404,
+            "Neo.ClientError.Transaction.TransactionNotFound",
+            format!(
+                "Transaction with Id: \"{id}\" was not found. It may have timed out and therefore rolled back."
+            ),
+        )
+    }
+}
+
+pub fn from_grafeo(e: &Error) -> Neo4jError {
+    let message = e.to_string();
+    let debug = format!("{e:?}");
+    // Grafeo's error kinds are matched by name so a new variant degrades to UnknownError.
+    let (status, code) = if let Error::Query(q) = e {
+        let kind = format!("{:?}", q.kind);
+        match kind.as_str() {
+            "Lexer" | "Syntax" => (400, "Neo.ClientError.Statement.SyntaxError"),
+            "Semantic" | "InvalidReference" | "Unsupported" => {
+                (400, "Neo.ClientError.Statement.SemanticError")
+            }
+            "Timeout" => (400, "Neo.ClientError.Transaction.TransactionTimedOut"),
+            _ => (500, "Neo.DatabaseError.Statement.ExecutionFailed"),
+        }
+    } else if debug.starts_with("Transaction(") {
+        if debug.contains("ReadOnly") {
+            (400, "Neo.ClientError.Statement.AccessMode")
+        } else if debug.contains("Conflict")
+            || debug.contains("Deadlock")
+            || debug.contains("Serialization")
+        {
+            (400, "Neo.TransientError.Transaction.DeadlockDetected")
+        } else {
+            (400, "Neo.ClientError.Transaction.InvalidState")
+        }
+    } else if debug.starts_with("TypeMismatch") {
+        (400, "Neo.ClientError.Statement.TypeError")
+    } else if debug.starts_with("InvalidValue") {
+        (400, "Neo.ClientError.Statement.ArgumentError")
+    } else if debug.starts_with("Constraint") {
+        (400, "Neo.ClientError.Schema.ConstraintValidationFailed")
+    } else {
+        (500, "Neo.DatabaseError.General.UnknownError")
+    };
+    Neo4jError::new(status, code, message)
+}

@@ -1,0 +1,30 @@
+//! devgraph: a development graph server speaking the Neo4j Query API v2 (the subset
+//! kg-agent uses) on the embedded Grafeo engine, with a procurement demo dataset.
+//! Development and tests only; production talks to Neo4j 5.25+/Aura with the same client.
+
+pub mod demo;
+pub mod errors;
+pub mod graph;
+pub mod http;
+pub mod values;
+
+use anyhow::Result;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+/// Serves until the listener fails.
+pub async fn serve(server: Arc<http::Server>, listener: TcpListener) -> Result<()> {
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let server = server.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let server = server.clone();
+                async move { Ok::<_, std::convert::Infallible>(http::handle(server, request).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}

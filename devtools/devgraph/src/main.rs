@@ -1,0 +1,76 @@
+use anyhow::{Context, Result};
+use clap::Parser;
+use devgraph::{demo, graph::Graph, http::Server};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(about = "A development graph server speaking the Neo4j Query API v2 on Grafeo.")]
+struct Args {
+    #[arg(long, default_value = "127.0.0.1:7474")]
+    listen: SocketAddr,
+    #[arg(long, default_value = "neo4j")]
+    database: String,
+    #[arg(long, default_value = "neo4j")]
+    user: String,
+    #[arg(long, env = "DEVGRAPH_PASSWORD", default_value = "devgraph")]
+    password: String,
+    /// Load the procurement demo dataset (when the graph is empty).
+    #[arg(long)]
+    demo: bool,
+    /// Keep the graph in this file instead of memory.
+    #[arg(long)]
+    data: Option<PathBuf>,
+}
+
+#[tokio::main]
+async fn main() {
+    if let Err(e) = run(Args::parse()).await {
+        eprintln!("devgraph: error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+async fn run(args: Args) -> Result<()> {
+    let db = match &args.data {
+        Some(path) => {
+            grafeo::GrafeoDB::open(path).with_context(|| format!("opening {}", path.display()))?
+        }
+        None => grafeo::GrafeoDB::new_in_memory(),
+    };
+    let mut loaded = String::new();
+    if args.demo {
+        let session = db.session();
+        let empty = session
+            .execute_cypher("MATCH (n) RETURN count(n) AS c")?
+            .rows()
+            .first()
+            .and_then(|r| r.first().cloned());
+        if matches!(empty, Some(grafeo::Value::Int64(0)) | None) {
+            let nodes = demo::load(&session)?;
+            loaded = format!(", demo dataset loaded ({nodes} nodes)");
+        } else {
+            loaded = ", graph not empty: demo dataset not reloaded".into();
+        }
+    }
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("binding {}", args.listen))?;
+    let address = listener.local_addr()?;
+    let server = Arc::new(Server {
+        graph: Graph::new(db),
+        database: args.database.clone(),
+        user: args.user.clone(),
+        password: args.password,
+    });
+    // Tests and scripts read this line; keep its shape.
+    println!(
+        "devgraph: listening on http://{address} (database `{}`, user `{}`{loaded})",
+        args.database, args.user
+    );
+    tokio::select! {
+        served = devgraph::serve(server, listener) => served,
+        _ = tokio::signal::ctrl_c() => Ok(()),
+    }
+}
