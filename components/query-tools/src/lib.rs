@@ -1,7 +1,7 @@
-//! The query-tools component: binds `kg:agent/query-tools`. The tools arrive with issues
-//! #3 and #4; `status` already probes the graph so `/health` reports its reachability.
+//! The query-tools component: binds `kg:agent/query-tools` to kg-graph-tools over the
+//! Neo4j Query API (spin-sdk outbound HTTP).
 
-use kg_wit::types::{ComponentStatus, Error, Json};
+use kg_wit::types::{ComponentStatus, Error, ErrorCode, Json};
 
 wit_bindgen::generate!({
     path: "../../wit",
@@ -15,30 +15,34 @@ struct QueryTools;
 
 impl Guest for QueryTools {
     fn status() -> ComponentStatus {
-        let mut checks = vec![kg_spin::configuration_check(kg_spin::NEO4J_VARIABLES)];
-        match kg_spin::variable("neo4j_origin") {
-            // Neo4j answers its discovery document at the origin root.
-            Ok(origin) => checks.push(kg_spin::reachability_check(
-                "graph",
-                &format!("{}/", origin.trim_end_matches('/')),
-            )),
-            Err(e) => checks.push(kg_wit::types::Check {
-                name: "graph".into(),
-                ok: false,
-                detail: e,
-            }),
-        }
-        checks.push(kg_spin::pending_check("graph query tools", 4));
+        let checks = vec![
+            kg_spin::configuration_check(kg_spin::NEO4J_VARIABLES),
+            kg_spin::graph_check(),
+            kg_spin::pending_check("tools other than get_node_statistics", 4),
+        ];
         kg_spin::status("query-tools", env!("CARGO_PKG_VERSION"), checks)
     }
 
-    /// No tool is implemented yet, so none is offered.
     fn list_tools() -> Vec<ToolSpec> {
-        Vec::new()
+        kg_graph_tools::specs()
+            .into_iter()
+            .map(|(name, description, schema)| ToolSpec {
+                name: name.into(),
+                description: description.into(),
+                parameters_schema: schema.to_string(),
+            })
+            .collect()
     }
 
-    fn call_tool(name: String, _arguments: Json) -> Result<ToolResult, Error> {
-        Err(Error::not_implemented(&format!("tool `{name}`"), 4))
+    fn call_tool(name: String, arguments: Json) -> Result<ToolResult, Error> {
+        let client = kg_spin::graph_client().map_err(|e| Error::new(ErrorCode::Internal, e))?;
+        let output = kg_graph_tools::call(&client, &name, &arguments)?;
+        Ok(ToolResult {
+            data: output.data.to_string(),
+            summary: output.summary,
+            graph: None,
+            truncated: output.truncated,
+        })
     }
 }
 

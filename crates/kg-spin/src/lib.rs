@@ -1,6 +1,10 @@
 //! Spin-facing helpers shared by the components. Everything here is I/O through spin-sdk
 //! (variables, outbound HTTP); the decisions live in plain crates.
 
+mod neo4j;
+
+pub use neo4j::{SpinTransport, graph_client};
+
 use kg_wit::types::{Check, ComponentStatus};
 
 /// Spin variables every graph-facing component needs (DESIGN.md §4).
@@ -43,22 +47,29 @@ pub fn pending_check(what: &str, issue: u32) -> Check {
     }
 }
 
-/// Sends `GET url` and reports whether an HTTP answer came back (any status counts as
-/// reachable; the status is in the detail).
-pub fn reachability_check(name: &str, url: &str) -> Check {
-    let request = spin_sdk::http::Request::get(url).build();
-    let result: Result<spin_sdk::http::Response, _> =
-        spin_sdk::http::run(spin_sdk::http::send(request));
+/// Runs `RETURN 1` against the configured graph in READ mode: proves reachability,
+/// credentials and the database name in one round trip.
+pub fn graph_check() -> Check {
+    let result = graph_client().and_then(|client| {
+        client
+            .run(
+                "RETURN 1 AS ok",
+                Default::default(),
+                neo4j_client::AccessMode::Read,
+            )
+            .map_err(|e| e.to_string())
+            .map(|_| client.config().origin.clone())
+    });
     match result {
-        Ok(response) => Check {
-            name: name.into(),
+        Ok(origin) => Check {
+            name: "graph".into(),
             ok: true,
-            detail: format!("{url} answered HTTP {}", response.status()),
+            detail: format!("{origin} answered a READ query"),
         },
         Err(e) => Check {
-            name: name.into(),
+            name: "graph".into(),
             ok: false,
-            detail: format!("{url} unreachable: {e}"),
+            detail: format!("graph unreachable: {e}"),
         },
     }
 }

@@ -1,0 +1,55 @@
+//! The tool catalog: specs for LLM tool calling and dispatch by name.
+
+use crate::statistics;
+use kg_wit::types::{Error, ErrorCode};
+use neo4j_client::{Client, Transport};
+use serde_json::{Value as Json, json};
+
+/// A tool's answer: compact JSON for the LLM and a one-line summary for people.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub data: Json,
+    pub summary: String,
+    pub truncated: bool,
+}
+
+/// Tools the query-tools issue (#4) builds next; named so a call says so plainly.
+const PLANNED: [&str; 8] = [
+    "search_instances",
+    "get_instance_neighbors",
+    "get_instances_by_class",
+    "find_path_between_instances",
+    "get_ontology_classes",
+    "get_ontology_relationships",
+    "describe_class",
+    "run_read_cypher",
+];
+
+/// (name, description, JSON Schema of the arguments) of every implemented tool.
+pub fn specs() -> Vec<(&'static str, &'static str, Json)> {
+    vec![statistics::spec()]
+}
+
+pub fn call<T: Transport>(
+    client: &Client<T>,
+    name: &str,
+    arguments: &str,
+) -> Result<ToolOutput, Error> {
+    match name {
+        statistics::NAME => statistics::run(client, arguments),
+        planned if PLANNED.contains(&planned) => {
+            Err(Error::not_implemented(&format!("tool `{planned}`"), 4))
+        }
+        unknown => {
+            let names: Vec<String> = specs()
+                .iter()
+                .map(|s| s.0.to_string())
+                .chain(PLANNED.iter().map(|s| s.to_string()))
+                .collect();
+            let suggestions = crate::close_matches(unknown, &names);
+            let mut e = Error::new(ErrorCode::NotFound, format!("no tool `{unknown}`"));
+            e.detail = Some(json!({"did_you_mean": suggestions, "tools": names}).to_string());
+            Err(e)
+        }
+    }
+}

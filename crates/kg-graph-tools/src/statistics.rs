@@ -1,0 +1,153 @@
+//! `get_node_statistics`: node counts per label (or for one label) with sample nodes.
+
+use crate::args;
+use crate::catalog::ToolOutput;
+use crate::cypher::quote_name;
+use crate::graph_error::graph_error;
+use crate::schema::{close_matches, labels};
+use kg_wit::types::{Error, ErrorCode};
+use neo4j_client::{AccessMode, Client, Transport, Value};
+use serde_json::{Map, Value as Json, json};
+
+pub const NAME: &str = "get_node_statistics";
+/// Labels reported in one answer; more are cut with `truncated: true`.
+const MAX_LABELS: usize = 100;
+
+pub fn spec() -> (&'static str, &'static str, Json) {
+    (
+        NAME,
+        "Count the graph's nodes per label (class), or for one label, with a few sample nodes of each.",
+        json!({
+            "type": "object",
+            "properties": {
+                "label": {"type": "string", "description": "Only this label (class), e.g. \"PurchaseOrder\"; omit for all labels."},
+                "sample_size": {"type": "integer", "minimum": 0, "maximum": 10, "default": 3, "description": "Sample nodes per label."}
+            },
+            "additionalProperties": false
+        }),
+    )
+}
+
+pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutput, Error> {
+    let args = args::object(NAME, arguments, &["label", "sample_size"])?;
+    let label = args::optional_string(&args, "label")?;
+    let sample_size = args::optional_integer(&args, "sample_size", 3, 0, 10)?;
+
+    let known = labels(client).map_err(graph_error)?;
+    let (counts, truncated) = match &label {
+        Some(label) => {
+            if !known.contains(label) {
+                let suggestions = close_matches(label, &known);
+                let mut e = Error::new(
+                    ErrorCode::NotFound,
+                    match suggestions.first() {
+                        Some(best) => {
+                            format!("no label `{label}` in the graph; did you mean `{best}`?")
+                        }
+                        None => format!("no label `{label}` in the graph"),
+                    },
+                );
+                e.detail =
+                    Some(json!({"did_you_mean": suggestions, "known_labels": known}).to_string());
+                return Err(e);
+            }
+            let statement = format!(
+                "MATCH (n:{}) RETURN count(n) AS count LIMIT 1",
+                quote_name(label)
+            );
+            let result = client
+                .run(&statement, Map::new(), AccessMode::Read)
+                .map_err(graph_error)?;
+            let count = result
+                .rows
+                .first()
+                .and_then(|r| r.first())
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            (vec![(label.clone(), count)], false)
+        }
+        None => {
+            let result = client
+                .run(
+                    "MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS count ORDER BY label LIMIT 1000",
+                    Map::new(),
+                    AccessMode::Read,
+                )
+                .map_err(graph_error)?;
+            let mut counts: Vec<(String, i64)> = result
+                .rows
+                .iter()
+                .filter_map(|r| Some((r.first()?.as_str()?.to_string(), r.get(1)?.as_i64()?)))
+                .collect();
+            let truncated = counts.len() > MAX_LABELS;
+            counts.truncate(MAX_LABELS);
+            (counts, truncated)
+        }
+    };
+    let total = match &label {
+        Some(_) => counts.iter().map(|(_, c)| c).sum(),
+        None => {
+            let result = client
+                .run(
+                    "MATCH (n) RETURN count(n) AS count LIMIT 1",
+                    Map::new(),
+                    AccessMode::Read,
+                )
+                .map_err(graph_error)?;
+            result
+                .rows
+                .first()
+                .and_then(|r| r.first())
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+        }
+    };
+
+    let mut entries = Vec::new();
+    for (name, count) in &counts {
+        let mut samples = Vec::new();
+        if sample_size > 0 && *count > 0 {
+            let statement = format!("MATCH (n:{}) RETURN n LIMIT $limit", quote_name(name));
+            let mut params = Map::new();
+            params.insert("limit".into(), json!(sample_size));
+            let result = client
+                .run(&statement, params, AccessMode::Read)
+                .map_err(graph_error)?;
+            samples = result
+                .rows
+                .iter()
+                .filter_map(|r| r.first())
+                .map(sample)
+                .collect();
+        }
+        entries.push(json!({"label": name, "count": count, "samples": samples}));
+    }
+    let summary = match (&label, counts.iter().max_by_key(|(_, c)| *c)) {
+        (Some(label), _) => format!("{label}: {total} nodes"),
+        (None, Some((largest, n))) => format!(
+            "{} labels, {total} nodes; largest: {largest} ({n})",
+            counts.len()
+        ),
+        (None, None) => "the graph is empty".to_string(),
+    };
+    Ok(ToolOutput {
+        data: json!({"total_nodes": total, "labels": entries}),
+        summary,
+        truncated,
+    })
+}
+
+/// A node as a compact sample: its element id and properties.
+fn sample(value: &Value) -> Json {
+    match value {
+        Value::Node {
+            element_id,
+            properties,
+            ..
+        } => json!({
+            "element_id": element_id,
+            "properties": Json::Object(properties.iter().map(|(k, v)| (k.clone(), v.to_plain_json())).collect()),
+        }),
+        other => other.to_plain_json(),
+    }
+}

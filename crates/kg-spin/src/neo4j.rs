@@ -1,0 +1,93 @@
+//! neo4j-client's transport over Spin outbound HTTP, and a client configured from the
+//! Spin variables.
+
+use crate::variable;
+use neo4j_client::{
+    Auth, Client, Config, HttpRequest, HttpResponse, Method, Transport, TransportError,
+    TransportErrorKind,
+};
+use spin_sdk::http::{ErrorCode, SendError};
+
+pub struct SpinTransport;
+
+impl Transport for SpinTransport {
+    fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
+        let method = match request.method {
+            Method::Get => spin_sdk::http::Method::Get,
+            Method::Post => spin_sdk::http::Method::Post,
+            Method::Delete => spin_sdk::http::Method::Delete,
+        };
+        let mut builder = spin_sdk::http::Request::builder();
+        builder.method(method).uri(request.url);
+        for (name, value) in request.headers {
+            builder.header(name, value);
+        }
+        if let Some(body) = request.body {
+            builder.body(body);
+        }
+        let result: Result<spin_sdk::http::Response, SendError> =
+            spin_sdk::http::run(spin_sdk::http::send(builder.build()));
+        match result {
+            Ok(response) => Ok(HttpResponse {
+                status: *response.status(),
+                headers: response
+                    .headers()
+                    .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string()))
+                    .collect(),
+                body: response.into_body(),
+            }),
+            Err(e) => Err(transport_error(e)),
+        }
+    }
+}
+
+fn transport_error(e: SendError) -> TransportError {
+    let kind = match &e {
+        SendError::Http(code) => match code {
+            ErrorCode::HttpRequestDenied => TransportErrorKind::Denied,
+            ErrorCode::DnsTimeout
+            | ErrorCode::ConnectionTimeout
+            | ErrorCode::ConnectionReadTimeout
+            | ErrorCode::ConnectionWriteTimeout
+            | ErrorCode::HttpResponseTimeout => TransportErrorKind::Timeout,
+            ErrorCode::DnsError(_)
+            | ErrorCode::DestinationNotFound
+            | ErrorCode::DestinationUnavailable
+            | ErrorCode::DestinationIpProhibited
+            | ErrorCode::DestinationIpUnroutable
+            | ErrorCode::ConnectionRefused
+            | ErrorCode::ConnectionTerminated
+            | ErrorCode::ConnectionLimitReached => TransportErrorKind::Connect,
+            _ => TransportErrorKind::Other,
+        },
+        _ => TransportErrorKind::Other,
+    };
+    let message = match e {
+        // spin-sdk writes the body after starting the request; a request the host refused
+        // (or a connection that dropped) only shows up as a closed body stream.
+        SendError::Io(io) => format!(
+            "request body could not be sent ({io}): the connection closed, or the host is not in allowed_outbound_hosts"
+        ),
+        other => other.to_string(),
+    };
+    TransportError { kind, message }
+}
+
+/// A client for the graph named by the `neo4j_*` variables.
+pub fn graph_client() -> Result<Client<SpinTransport>, String> {
+    let user = variable("neo4j_user")?;
+    let password = variable("neo4j_password")?;
+    let auth = if user.is_empty() {
+        Auth::None
+    } else {
+        Auth::Basic { user, password }
+    };
+    Ok(Client::new(
+        Config {
+            origin: variable("neo4j_origin")?,
+            database: variable("neo4j_database")?,
+            auth,
+        },
+        SpinTransport,
+    ))
+}
