@@ -12,7 +12,7 @@ fi
 rustup toolchain install "$channel" --profile minimal \
   --component rustfmt --component clippy --target wasm32-wasip2 >&2
 
-echo "setup: building the components (wasm32-wasip2) and devhost" >&2
+echo "setup: building the components (wasm32-wasip2), devhost and devgraph" >&2
 cargo build --release --target wasm32-wasip2 \
   -p kg-dispatcher -p kg-router -p kg-query-tools -p kg-action-executor -p kg-retriever -p kg-summariser
-cargo build --release -p devhost
+cargo build --release -p devhost -p devgraph

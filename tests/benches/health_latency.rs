@@ -2,19 +2,19 @@
 //! HTTP, each one instantiating the composed component (as Spin does). Prints the
 //! distribution. Run: `cargo bench -p kg-e2e --bench health_latency` (after scripts/setup.sh).
 
-use kg_e2e::{Devhost, fake_neo4j_root, workspace};
+use kg_e2e::{Devgraph, Devhost, workspace};
 use std::time::{Duration, Instant};
 
 const REQUESTS: usize = 1_000;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let neo4j = fake_neo4j_root().await;
+    let graph = Devgraph::start().await?;
     let dir = tempfile::tempdir()?;
     let host = Devhost::start(
         &workspace().join("spin.toml"),
         &dir.path().join("kv.db"),
-        &[("neo4j_origin", &neo4j.uri())],
+        &graph.variables(),
     )
     .await?;
     let client = reqwest::Client::new();

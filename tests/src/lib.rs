@@ -45,7 +45,7 @@ impl Devhost {
     pub async fn start(
         manifest: &Path,
         kv_path: &Path,
-        variables: &[(&str, &str)],
+        variables: &[(&str, String)],
     ) -> Result<Devhost> {
         let mut command = Command::new(devhost_binary());
         command
@@ -67,24 +67,7 @@ impl Devhost {
                 devhost_binary().display()
             )
         })?;
-        let stdout = child.stdout.take().context("devhost stdout")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let url = tokio::time::timeout(Duration::from_secs(120), async {
-            while let Some(line) = lines.next_line().await? {
-                if let Some(rest) = line.split("listening on ").nth(1) {
-                    return Ok(rest
-                        .split_whitespace()
-                        .next()
-                        .unwrap_or_default()
-                        .to_string());
-                }
-            }
-            bail!("devhost exited before listening")
-        })
-        .await
-        .context("devhost did not start within 120 s")??;
-        // Keep draining stdout so the child never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let url = listening_url(&mut child, "devhost").await?;
         Ok(Devhost { url, child })
     }
 
@@ -134,20 +117,91 @@ pub async fn check(manifest: &Path) -> Result<std::result::Result<String, String
     })
 }
 
-/// A stand-in for Neo4j's HTTP root (the discovery document) that counts requests.
-pub async fn fake_neo4j_root() -> wiremock::MockServer {
-    use wiremock::matchers::{method, path};
-    let server = wiremock::MockServer::start().await;
-    wiremock::Mock::given(method("GET"))
-        .and(path("/"))
-        .respond_with(
-            wiremock::ResponseTemplate::new(200).set_body_json(serde_json::json!({
-                "query": "http://127.0.0.1/db/{databaseName}/query/v2",
-                "neo4j_version": "5.26.0",
-                "neo4j_edition": "community"
-            })),
-        )
-        .mount(&server)
-        .await;
-    server
+/// A server that answers nothing useful but records every request: proves that a request
+/// was never sent.
+pub async fn recording_server() -> wiremock::MockServer {
+    wiremock::MockServer::start().await
+}
+
+/// The password test devgraphs use.
+pub const GRAPH_PASSWORD: &str = "devgraph";
+
+/// A devgraph (Neo4j Query API on Grafeo) with the demo dataset, on a free port.
+pub struct Devgraph {
+    pub url: String,
+    child: Child,
+}
+
+impl Devgraph {
+    pub async fn start() -> Result<Devgraph> {
+        let binary = workspace().join("target/release/devgraph");
+        let mut child = Command::new(&binary)
+            .args([
+                "--listen",
+                "127.0.0.1:0",
+                "--demo",
+                "--password",
+                GRAPH_PASSWORD,
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| {
+                format!("starting {} (run scripts/setup.sh first)", binary.display())
+            })?;
+        let url = listening_url(&mut child, "devgraph").await?;
+        Ok(Devgraph { url, child })
+    }
+
+    pub async fn stop(mut self) -> Result<()> {
+        self.child.kill().await?;
+        Ok(())
+    }
+
+    /// The variables that point the application at this graph.
+    pub fn variables(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("neo4j_origin", self.url.clone()),
+            ("neo4j_password", GRAPH_PASSWORD.to_string()),
+        ]
+    }
+
+    /// Runs a statement straight against devgraph (no devhost), returning the rows.
+    pub async fn query(&self, statement: &str) -> Result<Vec<Value>> {
+        let response = reqwest::Client::new()
+            .post(format!("{}/db/neo4j/query/v2", self.url))
+            .basic_auth("neo4j", Some(GRAPH_PASSWORD))
+            .json(&serde_json::json!({"statement": statement, "accessMode": "READ"}))
+            .send()
+            .await?;
+        let body: Value = response.json().await?;
+        Ok(body["data"]["values"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default())
+    }
+}
+
+/// Reads a child's stdout until its "listening on http://…" line; keeps draining after.
+async fn listening_url(child: &mut Child, what: &str) -> Result<String> {
+    let stdout = child.stdout.take().context("child stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let url = tokio::time::timeout(Duration::from_secs(120), async {
+        while let Some(line) = lines.next_line().await? {
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                return Ok(rest
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string());
+            }
+        }
+        bail!("{what} exited before listening")
+    })
+    .await
+    .with_context(|| format!("{what} did not start within 120 s"))??;
+    // Keep draining stdout so the child never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok(url)
 }

@@ -37,7 +37,7 @@ async fn errors_are_json_with_a_code_and_the_fitting_status() {
         ),
         (
             "POST",
-            "/tools/get_node_statistics",
+            "/tools/search_instances",
             "{}",
             501,
             "not_implemented",
@@ -56,27 +56,6 @@ async fn errors_are_json_with_a_code_and_the_fitting_status() {
                 .is_some_and(|m| !m.is_empty())
         );
     }
-}
-
-#[tokio::test]
-async fn the_query_tools_component_answers_over_wit() {
-    let (host, _dir) = start().await;
-    // No tool is built yet (issue #4): the list is honestly empty and a call names the issue.
-    let (status, tools) = host.get("/tools").await.unwrap();
-    assert_eq!(status, 200);
-    assert_eq!(tools["tools"], serde_json::json!([]));
-    let (status, error) = host
-        .send("POST", "/tools/search_instances", "{}")
-        .await
-        .unwrap();
-    assert_eq!(status, 501);
-    assert!(
-        error["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("issue #4"),
-        "{error}"
-    );
 }
 
 #[tokio::test]

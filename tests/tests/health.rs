@@ -1,7 +1,7 @@
 //! `/health` through devhost over real HTTP: every dependency reached over WIT, the graph
-//! probed through the outbound allow-list, the KV store round-tripped and persisted.
+//! queried through the outbound allow-list, the KV store round-tripped and persisted.
 
-use kg_e2e::{Devhost, fake_neo4j_root, manifest_variant, workspace};
+use kg_e2e::{Devgraph, Devhost, GRAPH_PASSWORD, manifest_variant, recording_server, workspace};
 use serde_json::Value;
 
 const COMPONENTS: [&str; 5] = [
@@ -26,14 +26,21 @@ fn check<'a>(component: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no check {name} in {component}"))
 }
 
+fn graph_at(origin: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("neo4j_origin", origin.to_string()),
+        ("neo4j_password", GRAPH_PASSWORD.to_string()),
+    ]
+}
+
 #[tokio::test]
-async fn health_reaches_all_five_components_and_the_kv_store() {
-    let neo4j = fake_neo4j_root().await;
+async fn health_reaches_all_five_components_the_graph_and_the_kv_store() {
+    let graph = Devgraph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let host = Devhost::start(
         &workspace().join("spin.toml"),
         &dir.path().join("kv.db"),
-        &[("neo4j_origin", &neo4j.uri())],
+        &graph.variables(),
     )
     .await
     .unwrap();
@@ -48,16 +55,15 @@ async fn health_reaches_all_five_components_and_the_kv_store() {
         assert_eq!(c["version"], "0.1.0");
         assert_eq!(check(c, "configuration")["ok"], true, "{c}");
     }
-    let graph = check(component(&health, "query-tools"), "graph");
-    assert_eq!(graph["ok"], true, "{graph}");
+    let graph_check = check(component(&health, "query-tools"), "graph");
+    assert_eq!(graph_check["ok"], true, "{graph_check}");
     assert!(
-        graph["detail"]
+        graph_check["detail"]
             .as_str()
             .unwrap()
-            .contains("answered HTTP 200"),
-        "{graph}"
+            .contains("answered a READ query"),
+        "{graph_check}"
     );
-    assert_eq!(neo4j.received_requests().await.unwrap().len(), 1);
     assert_eq!(health["kv"]["ok"], true, "{health}");
     assert_eq!(health["kv"]["store"], "default");
     assert_eq!(health["kv"]["probes"], 1);
@@ -70,7 +76,7 @@ async fn graph_down_makes_health_503_with_the_reason() {
     let host = Devhost::start(
         &workspace().join("spin.toml"),
         &dir.path().join("kv.db"),
-        &[("neo4j_origin", "http://127.0.0.1:9")],
+        &graph_at("http://127.0.0.1:9"),
     )
     .await
     .unwrap();
@@ -93,8 +99,32 @@ async fn graph_down_makes_health_503_with_the_reason() {
 }
 
 #[tokio::test]
+async fn wrong_graph_credentials_make_health_503() {
+    let graph = Devgraph::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let vars = vec![
+        ("neo4j_origin", graph.url.clone()),
+        ("neo4j_password", "wrong".to_string()),
+    ];
+    let host = Devhost::start(
+        &workspace().join("spin.toml"),
+        &dir.path().join("kv.db"),
+        &vars,
+    )
+    .await
+    .unwrap();
+    let (status, health) = host.get("/health").await.unwrap();
+    assert_eq!(status, 503, "{health}");
+    let detail = check(component(&health, "query-tools"), "graph")["detail"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(detail.contains("Unauthorized"), "{detail}");
+}
+
+#[tokio::test]
 async fn a_host_missing_from_allowed_outbound_hosts_is_never_contacted() {
-    let neo4j = fake_neo4j_root().await;
+    let recorder = recording_server().await;
     let dir = tempfile::tempdir().unwrap();
     // Same application, but the dispatcher (whose list query-tools inherits) allows only
     // the LLM origin.
@@ -108,7 +138,7 @@ async fn a_host_missing_from_allowed_outbound_hosts_is_never_contacted() {
     let host = Devhost::start(
         &manifest,
         &dir.path().join("kv.db"),
-        &[("neo4j_origin", &neo4j.uri())],
+        &graph_at(&recorder.uri()),
     )
     .await
     .unwrap();
@@ -120,15 +150,15 @@ async fn a_host_missing_from_allowed_outbound_hosts_is_never_contacted() {
         graph["detail"]
             .as_str()
             .unwrap()
-            .contains("HttpRequestDenied"),
+            .contains("allowed_outbound_hosts"),
         "{graph}"
     );
-    assert!(neo4j.received_requests().await.unwrap().is_empty());
+    assert!(recorder.received_requests().await.unwrap().is_empty());
 }
 
 #[tokio::test]
 async fn a_dependency_that_does_not_inherit_outbound_hosts_cannot_send_requests() {
-    let neo4j = fake_neo4j_root().await;
+    let recorder = recording_server().await;
     let dir = tempfile::tempdir().unwrap();
     let manifest = manifest_variant(dir.path(), |m| {
         m.replace(
@@ -140,24 +170,23 @@ async fn a_dependency_that_does_not_inherit_outbound_hosts_cannot_send_requests(
     let host = Devhost::start(
         &manifest,
         &dir.path().join("kv.db"),
-        &[("neo4j_origin", &neo4j.uri())],
+        &graph_at(&recorder.uri()),
     )
     .await
     .unwrap();
     // devhost's deny adapter traps the call (Spin's returns an error value): the request
-    // fails as a whole, and nothing reaches the host.
+    // fails as a whole, and nothing reaches the network.
     let (status, _) = host.get("/health").await.unwrap();
     assert_eq!(status, 500);
-    assert!(neo4j.received_requests().await.unwrap().is_empty());
+    assert!(recorder.received_requests().await.unwrap().is_empty());
 }
 
 #[tokio::test]
 async fn the_kv_store_persists_across_requests_and_restarts() {
-    let neo4j = fake_neo4j_root().await;
+    let graph = Devgraph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let kv = dir.path().join("kv.db");
-    let vars = [("neo4j_origin", neo4j.uri())];
-    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let vars = graph.variables();
 
     let host = Devhost::start(&workspace().join("spin.toml"), &kv, &vars)
         .await
