@@ -349,3 +349,33 @@ fn the_demo_dataset_has_the_promised_shape() {
         9
     );
 }
+
+#[test]
+fn file_persistence_keeps_committed_data_across_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("graph.grafeo");
+    {
+        let db = grafeo::GrafeoDB::open(&path).unwrap();
+        let graph = Graph::new(db);
+        let mut p = Map::new();
+        p.insert("k".into(), json!(7));
+        graph
+            .run(
+                "CREATE (n:Kept {k: $k})",
+                &p,
+                devgraph::graph::AccessMode::Write,
+                devgraph::values::Format::Plain,
+            )
+            .unwrap();
+        // Dropped without an explicit close(), as when devgraph is stopped with Ctrl-C.
+        drop(graph);
+    }
+    let db = grafeo::GrafeoDB::open(&path).unwrap();
+    let rows = db
+        .session()
+        .execute_cypher("MATCH (n:Kept) RETURN n.k AS k")
+        .unwrap()
+        .into_rows();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0][0], grafeo::Value::Int64(7));
+}
