@@ -2,21 +2,16 @@
 //! HTTP, each one instantiating the composed component (as Spin does). Prints the
 //! distribution. Run: `cargo bench -p kg-e2e --bench health_latency` (after scripts/setup.sh).
 
-use kg_e2e::{Devgraph, Devhost, workspace};
+use kg_e2e::Stack;
 use std::time::{Duration, Instant};
 
 const REQUESTS: usize = 1_000;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let graph = Devgraph::start().await?;
-    let dir = tempfile::tempdir()?;
-    let host = Devhost::start(
-        &workspace().join("spin.toml"),
-        &dir.path().join("kv.db"),
-        &graph.variables(),
-    )
-    .await?;
+    // Held to the end: dropping the stack stops devgraph and devhost.
+    let stack = Stack::start().await?;
+    let host = &stack.host;
     let client = reqwest::Client::new();
     let url = format!("{}/health", host.url);
     for _ in 0..20 {
@@ -38,7 +33,6 @@ async fn main() -> anyhow::Result<()> {
         ms(at(0.99)),
         ms(at(1.0))
     );
-    host.stop().await?;
     Ok(())
 }
 

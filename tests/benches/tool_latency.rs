@@ -3,7 +3,7 @@
 //! so the stack's own overhead is visible. 1,000 sequential calls each, after a warm-up.
 //! Run: `cargo bench -p kg-e2e --bench tool_latency` (after scripts/setup.sh).
 
-use kg_e2e::{Devgraph, Devhost, GRAPH_PASSWORD, workspace};
+use kg_e2e::{GRAPH_PASSWORD, Stack};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -11,14 +11,11 @@ const CALLS: usize = 1_000;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let graph = Devgraph::start().await?;
-    let dir = tempfile::tempdir()?;
-    let host = Devhost::start(
-        &workspace().join("spin.toml"),
-        &dir.path().join("kv.db"),
-        &graph.variables(),
-    )
-    .await?;
+    let Stack {
+        graph,
+        host,
+        dir: _dir,
+    } = Stack::start().await?;
     let client = reqwest::Client::new();
 
     // The tool for one label without samples runs exactly these two READ queries.

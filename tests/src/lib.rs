@@ -205,3 +205,25 @@ async fn listening_url(child: &mut Child, what: &str) -> Result<String> {
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Ok(url)
 }
+
+/// The whole application as users run it: devgraph with the demo data, and devhost serving
+/// the project's spin.toml pointed at it, with a private KV file.
+pub struct Stack {
+    pub graph: Devgraph,
+    pub host: Devhost,
+    pub dir: tempfile::TempDir,
+}
+
+impl Stack {
+    pub async fn start() -> Result<Stack> {
+        let graph = Devgraph::start().await?;
+        let dir = tempfile::tempdir()?;
+        let host = Devhost::start(
+            &workspace().join("spin.toml"),
+            &dir.path().join("kv.db"),
+            &graph.variables(),
+        )
+        .await?;
+        Ok(Stack { graph, host, dir })
+    }
+}

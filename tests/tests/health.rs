@@ -1,7 +1,9 @@
 //! `/health` through devhost over real HTTP: every dependency reached over WIT, the graph
 //! queried through the outbound allow-list, the KV store round-tripped and persisted.
 
-use kg_e2e::{Devgraph, Devhost, GRAPH_PASSWORD, manifest_variant, recording_server, workspace};
+use kg_e2e::{
+    Devgraph, Devhost, GRAPH_PASSWORD, Stack, manifest_variant, recording_server, workspace,
+};
 use serde_json::Value;
 
 const COMPONENTS: [&str; 5] = [
@@ -35,15 +37,8 @@ fn graph_at(origin: &str) -> Vec<(&'static str, String)> {
 
 #[tokio::test]
 async fn health_reaches_all_five_components_the_graph_and_the_kv_store() {
-    let graph = Devgraph::start().await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let host = Devhost::start(
-        &workspace().join("spin.toml"),
-        &dir.path().join("kv.db"),
-        &graph.variables(),
-    )
-    .await
-    .unwrap();
+    let stack = Stack::start().await.unwrap();
+    let host = &stack.host;
 
     let (status, health) = host.get("/health").await.unwrap();
     assert_eq!(status, 200, "{health}");

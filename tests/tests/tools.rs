@@ -1,20 +1,12 @@
 //! The first tool end to end: HTTP → dispatcher → query-tools (WIT) → Neo4j Query API →
 //! devgraph, asserting on the demo data's true counts.
 
-use kg_e2e::{Devgraph, Devhost, GRAPH_PASSWORD, workspace};
+use kg_e2e::{Devgraph, Devhost, GRAPH_PASSWORD, Stack, workspace};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
 async fn stack() -> (Devgraph, Devhost, tempfile::TempDir) {
-    let graph = Devgraph::start().await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let host = Devhost::start(
-        &workspace().join("spin.toml"),
-        &dir.path().join("kv.db"),
-        &graph.variables(),
-    )
-    .await
-    .unwrap();
+    let Stack { graph, host, dir } = Stack::start().await.unwrap();
     (graph, host, dir)
 }
 
