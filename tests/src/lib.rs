@@ -133,16 +133,24 @@ pub struct Devgraph {
 }
 
 impl Devgraph {
+    /// With the demo dataset.
     pub async fn start() -> Result<Devgraph> {
+        Self::launch(true).await
+    }
+
+    /// With an empty graph.
+    pub async fn start_empty() -> Result<Devgraph> {
+        Self::launch(false).await
+    }
+
+    async fn launch(demo: bool) -> Result<Devgraph> {
         let binary = workspace().join("target/release/devgraph");
+        let mut args = vec!["--listen", "127.0.0.1:0", "--password", GRAPH_PASSWORD];
+        if demo {
+            args.push("--demo");
+        }
         let mut child = Command::new(&binary)
-            .args([
-                "--listen",
-                "127.0.0.1:0",
-                "--demo",
-                "--password",
-                GRAPH_PASSWORD,
-            ])
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .kill_on_drop(true)
@@ -167,12 +175,21 @@ impl Devgraph {
         ]
     }
 
-    /// Runs a statement straight against devgraph (no devhost), returning the rows.
+    /// Runs a READ statement straight against devgraph (no devhost), returning the rows.
     pub async fn query(&self, statement: &str) -> Result<Vec<Value>> {
+        self.statement(statement, "READ").await
+    }
+
+    /// Runs a WRITE statement straight against devgraph, to set up a test's data.
+    pub async fn write(&self, statement: &str) -> Result<Vec<Value>> {
+        self.statement(statement, "WRITE").await
+    }
+
+    async fn statement(&self, statement: &str, mode: &str) -> Result<Vec<Value>> {
         let response = reqwest::Client::new()
             .post(format!("{}/db/neo4j/query/v2", self.url))
             .basic_auth("neo4j", Some(GRAPH_PASSWORD))
-            .json(&serde_json::json!({"statement": statement, "accessMode": "READ"}))
+            .json(&serde_json::json!({"statement": statement, "accessMode": mode}))
             .send()
             .await?;
         let body: Value = response.json().await?;

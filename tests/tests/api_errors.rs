@@ -37,7 +37,7 @@ async fn errors_are_json_with_a_code_and_the_fitting_status() {
         ),
         (
             "POST",
-            "/tools/search_instances",
+            "/tools/describe_class",
             "{}",
             501,
             "not_implemented",

@@ -140,14 +140,34 @@ async fn unknown_and_unbuilt_tools_are_distinguished() {
         "get_node_statistics"
     );
     let (status, error) = host
-        .send("POST", "/tools/search_instances", "{}")
+        .send("POST", "/tools/describe_class", "{}")
         .await
         .unwrap();
     assert_eq!(status, 501, "{error}");
     let (status, tools) = host.get("/tools").await.unwrap();
     assert_eq!(status, 200);
-    assert_eq!(tools["tools"][0]["name"], "get_node_statistics");
-    assert_eq!(tools["tools"][0]["parameters"]["type"], "object");
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "search_instances",
+            "get_ontology_classes",
+            "get_ontology_relationships",
+            "get_node_statistics"
+        ]
+    );
+    assert!(
+        tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["parameters"]["type"] == "object")
+    );
 }
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! The tool catalog: specs for LLM tool calling and dispatch by name.
 
-use crate::statistics;
-use kg_wit::types::{Error, ErrorCode};
+use crate::{ontology, search, statistics};
+use kg_wit::types::{Error, ErrorCode, GraphData};
 use neo4j_client::{Client, Transport};
 use serde_json::{Value as Json, json};
 
@@ -10,24 +10,26 @@ use serde_json::{Value as Json, json};
 pub struct ToolOutput {
     pub data: Json,
     pub summary: String,
+    /// Present when the result is a subgraph, for the UI to draw.
+    pub graph: Option<GraphData>,
     pub truncated: bool,
 }
 
 /// Tools the query-tools issue (#4) builds next; named so a call says so plainly.
-const PLANNED: [&str; 8] = [
-    "search_instances",
+const PLANNED: [&str; 5] = [
     "get_instance_neighbors",
     "get_instances_by_class",
     "find_path_between_instances",
-    "get_ontology_classes",
-    "get_ontology_relationships",
     "describe_class",
     "run_read_cypher",
 ];
 
 /// (name, description, JSON Schema of the arguments) of every implemented tool.
 pub fn specs() -> Vec<(&'static str, &'static str, Json)> {
-    vec![statistics::spec()]
+    let mut specs = vec![search::spec()];
+    specs.extend(ontology::specs());
+    specs.push(statistics::spec());
+    specs
 }
 
 pub fn call<T: Transport>(
@@ -37,6 +39,9 @@ pub fn call<T: Transport>(
 ) -> Result<ToolOutput, Error> {
     match name {
         statistics::NAME => statistics::run(client, arguments),
+        search::NAME => search::run(client, arguments),
+        ontology::CLASSES => ontology::classes(client, arguments),
+        ontology::RELATIONSHIPS => ontology::relationships(client, arguments),
         planned if PLANNED.contains(&planned) => {
             Err(Error::not_implemented(&format!("tool `{planned}`"), 4))
         }

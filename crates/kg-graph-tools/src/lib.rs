@@ -6,7 +6,9 @@ mod args;
 mod catalog;
 mod cypher;
 mod graph_error;
+mod ontology;
 mod schema;
+mod search;
 mod statistics;
 
 pub use catalog::{ToolOutput, call, specs};

@@ -1,5 +1,6 @@
+use kg_wit::types::{Error, ErrorCode};
 use neo4j_client::{AccessMode, Client, Transport};
-use serde_json::Map;
+use serde_json::{Map, json};
 
 /// The labels in use, from the live schema.
 pub fn labels<T: Transport>(client: &Client<T>) -> Result<Vec<String>, neo4j_client::Neo4jError> {
@@ -13,6 +14,41 @@ pub fn labels<T: Transport>(client: &Client<T>) -> Result<Vec<String>, neo4j_cli
         .iter()
         .filter_map(|r| r.first()?.as_str().map(str::to_string))
         .collect())
+}
+
+/// The relationship types in use, from the live schema.
+pub fn relationship_types<T: Transport>(
+    client: &Client<T>,
+) -> Result<Vec<String>, neo4j_client::Neo4jError> {
+    let result = client.run(
+        "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType ORDER BY relationshipType LIMIT 1000",
+        Map::new(),
+        AccessMode::Read,
+    )?;
+    Ok(result
+        .rows
+        .iter()
+        .filter_map(|r| r.first()?.as_str().map(str::to_string))
+        .collect())
+}
+
+/// An unknown label is a not-found error that lists the close matches.
+pub fn require_label(label: &str, known: &[String]) -> Result<(), Error> {
+    if known.iter().any(|k| k == label) {
+        return Ok(());
+    }
+    let suggestions = close_matches(label, known);
+    let mut e = Error::new(
+        ErrorCode::NotFound,
+        match suggestions.first() {
+            Some(best) => {
+                format!("no class (label) `{label}` in the graph; did you mean `{best}`?")
+            }
+            None => format!("no class (label) `{label}` in the graph"),
+        },
+    );
+    e.detail = Some(json!({"did_you_mean": suggestions, "known_labels": known}).to_string());
+    Err(e)
 }
 
 /// Known names closest to `name`, best first: case-insensitive equality, plural or

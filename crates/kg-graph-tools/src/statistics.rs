@@ -4,8 +4,8 @@ use crate::args;
 use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
-use crate::schema::{close_matches, labels};
-use kg_wit::types::{Error, ErrorCode};
+use crate::schema::{labels, require_label};
+use kg_wit::types::Error;
 use neo4j_client::{AccessMode, Client, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 
@@ -36,21 +36,7 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
     let known = labels(client).map_err(graph_error)?;
     let (counts, truncated) = match &label {
         Some(label) => {
-            if !known.contains(label) {
-                let suggestions = close_matches(label, &known);
-                let mut e = Error::new(
-                    ErrorCode::NotFound,
-                    match suggestions.first() {
-                        Some(best) => {
-                            format!("no label `{label}` in the graph; did you mean `{best}`?")
-                        }
-                        None => format!("no label `{label}` in the graph"),
-                    },
-                );
-                e.detail =
-                    Some(json!({"did_you_mean": suggestions, "known_labels": known}).to_string());
-                return Err(e);
-            }
+            require_label(label, &known)?;
             let statement = format!(
                 "MATCH (n:{}) RETURN count(n) AS count LIMIT 1",
                 quote_name(label)
@@ -133,6 +119,7 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
     Ok(ToolOutput {
         data: json!({"total_nodes": total, "labels": entries}),
         summary,
+        graph: None,
         truncated,
     })
 }

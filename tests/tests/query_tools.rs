@@ -1,0 +1,232 @@
+//! search_instances and the ontology tools through the whole stack against devgraph,
+//! asserting on the demo data's actual values; and the schema fallback on a graph that
+//! has no ontology.
+
+use kg_e2e::{Devgraph, Devhost, Stack, workspace};
+use serde_json::{Value, json};
+
+async fn call(host: &Devhost, tool: &str, args: Value) -> (u16, Value) {
+    host.send("POST", &format!("/tools/{tool}"), &args.to_string())
+        .await
+        .unwrap()
+}
+
+fn ids(result: &Value) -> Vec<String> {
+    result["data"]["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            m["properties"]["id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn search_ranks_exact_then_prefix_then_contains() {
+    let stack = Stack::start().await.unwrap();
+    let host = &stack.host;
+
+    let (status, r) = call(host, "search_instances", json!({"search_term": "PO-0003"})).await;
+    assert_eq!(status, 200, "{r}");
+    let found = ids(&r);
+    assert_eq!(found[0], "PO-0003", "exact first: {found:?}");
+    assert_eq!(r["data"]["matches"][0]["match"], "exact");
+    assert!(
+        found[1..].iter().all(|id| id.starts_with("PO-0003-L")),
+        "{found:?}"
+    );
+    assert!(
+        r["data"]["matches"].as_array().unwrap()[1..]
+            .iter()
+            .all(|m| m["match"] == "prefix")
+    );
+
+    // Case-insensitive, any string property; ontology nodes are not instances.
+    let (_, r) = call(host, "search_instances", json!({"search_term": "acme"})).await;
+    assert_eq!(ids(&r), ["SUP-001"]);
+    assert_eq!(
+        r["data"]["matches"][0]["matched_properties"],
+        json!(["name"])
+    );
+    assert_eq!(r["graph_data"]["nodes"][0]["caption"], "ACME Industrial");
+
+    let (_, r) = call(
+        host,
+        "search_instances",
+        json!({"search_term": "industrial"}),
+    )
+    .await;
+    assert_eq!(r["data"]["matches"][0]["match"], "contains");
+
+    // A class filter and a limit; more results than the limit are flagged.
+    let (_, r) = call(
+        host,
+        "search_instances",
+        json!({"search_term": "part 1", "class_name": "Product", "limit": 3}),
+    )
+    .await;
+    assert_eq!(ids(&r), ["PRD-001", "PRD-010", "PRD-011"], "{r}");
+    assert_eq!(r["truncated"], true);
+    let truth = stack
+        .graph
+        .query("MATCH (p:Product) WHERE toLower(p.name) CONTAINS 'part 1' RETURN count(p)")
+        .await
+        .unwrap();
+    let (_, all) = call(
+        host,
+        "search_instances",
+        json!({"search_term": "part 1", "class_name": "Product", "limit": 100}),
+    )
+    .await;
+    assert_eq!(ids(&all).len() as i64, truth[0][0].as_i64().unwrap());
+    assert_eq!(all["truncated"], false);
+
+    let (_, none) = call(
+        host,
+        "search_instances",
+        json!({"search_term": "no such thing"}),
+    )
+    .await;
+    assert_eq!(none["data"]["matches"], json!([]));
+    assert_eq!(none["graph_data"], Value::Null);
+}
+
+#[tokio::test]
+async fn search_refuses_bad_arguments_and_unknown_classes() {
+    let stack = Stack::start().await.unwrap();
+    let host = &stack.host;
+    for bad in [
+        json!({}),
+        json!({"search_term": ""}),
+        json!({"search_term": 5}),
+        json!({"search_term": "a", "limit": 0}),
+        json!({"search_term": "a", "limit": 101}),
+        json!({"search_term": "a", "limit": -3}),
+        json!({"search_term": "a".repeat(201)}),
+        json!({"search_term": "a", "extra": true}),
+    ] {
+        let (status, e) = call(host, "search_instances", bad.clone()).await;
+        assert_eq!(status, 400, "{bad}: {e}");
+        assert_eq!(e["error"]["code"], "invalid_argument");
+    }
+    let (status, e) = call(
+        host,
+        "search_instances",
+        json!({"search_term": "a", "class_name": "PurchaseOrders"}),
+    )
+    .await;
+    assert_eq!(status, 404, "{e}");
+    assert_eq!(e["error"]["detail"]["did_you_mean"][0], "PurchaseOrder");
+    // Quotes and Cypher in the term are only ever a parameter value.
+    let (status, r) = call(
+        host,
+        "search_instances",
+        json!({"search_term": "' OR 1=1 WITH n DETACH DELETE n //"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(r["data"]["matches"], json!([]));
+    let count = stack
+        .graph
+        .query("MATCH (n) RETURN count(n)")
+        .await
+        .unwrap();
+    assert_eq!(count[0][0], 565);
+}
+
+#[tokio::test]
+async fn ontology_tools_read_the_ontology_in_the_graph() {
+    let stack = Stack::start().await.unwrap();
+    let (status, r) = call(&stack.host, "get_ontology_classes", json!({})).await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["data"]["source"], "ontology");
+    let classes = r["data"]["classes"].as_array().unwrap();
+    let names: Vec<&str> = classes.iter().filter_map(|c| c["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "Account",
+            "Invoice",
+            "LineItem",
+            "Payment",
+            "Product",
+            "PurchaseOrder",
+            "Supplier"
+        ]
+    );
+    let supplier = classes.iter().find(|c| c["name"] == "Supplier").unwrap();
+    assert!(
+        supplier["description"]
+            .as_str()
+            .unwrap()
+            .contains("blocked")
+    );
+    assert!(
+        supplier["properties"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"name": "blocked", "type": "boolean"}))
+    );
+
+    let (status, r) = call(&stack.host, "get_ontology_relationships", json!({})).await;
+    assert_eq!(status, 200, "{r}");
+    let rels = r["data"]["relationships"].as_array().unwrap();
+    assert_eq!(rels.len(), 9);
+    assert!(rels.contains(&json!({"name": "PLACED_WITH", "source": "PurchaseOrder", "target": "Supplier", "description": "The supplier an order is placed with."})));
+
+    let (status, e) = call(&stack.host, "get_ontology_classes", json!({"x": 1})).await;
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (400, Some("invalid_argument"))
+    );
+}
+
+#[tokio::test]
+async fn without_an_ontology_the_tools_fall_back_to_the_schema() {
+    let graph = Devgraph::start_empty().await.unwrap();
+    graph
+        .write("CREATE (:Person {name: 'Ann', age: 31})-[:KNOWS]->(:Person {name: 'Bob'})-[:WORKS_AT]->(:Company {name: 'Initech'})")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let host = Devhost::start(
+        &workspace().join("spin.toml"),
+        &dir.path().join("kv.db"),
+        &graph.variables(),
+    )
+    .await
+    .unwrap();
+
+    let (status, r) = call(&host, "get_ontology_classes", json!({})).await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["data"]["source"], "schema");
+    let person = r["data"]["classes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "Person")
+        .unwrap()
+        .clone();
+    let keys: Vec<&str> = person["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(keys, ["age", "name"]);
+
+    let (status, r) = call(&host, "get_ontology_relationships", json!({})).await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["data"]["source"], "schema");
+    let rels = r["data"]["relationships"].as_array().unwrap();
+    assert!(rels.contains(
+        &json!({"name": "KNOWS", "source": "Person", "target": "Person", "description": null})
+    ));
+    assert!(rels.contains(
+        &json!({"name": "WORKS_AT", "source": "Person", "target": "Company", "description": null})
+    ));
+}
