@@ -156,6 +156,7 @@ async fn unknown_and_unbuilt_tools_are_distinguished() {
         names,
         [
             "search_instances",
+            "get_instances_by_class",
             "get_ontology_classes",
             "get_ontology_relationships",
             "get_node_statistics"

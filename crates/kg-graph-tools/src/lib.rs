@@ -3,6 +3,7 @@
 //! in READ mode with a LIMIT, and shapes a compact result.
 
 mod args;
+mod by_class;
 mod catalog;
 mod cypher;
 mod graph_error;

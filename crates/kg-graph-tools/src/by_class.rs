@@ -1,0 +1,248 @@
+//! `get_instances_by_class`: instances of one class, filtered by property conditions, paged.
+
+use crate::args;
+use crate::catalog::ToolOutput;
+use crate::cypher::quote_name;
+use crate::graph_error::graph_error;
+use crate::schema::{labels, require_label};
+use kg_wit::types::Error;
+use neo4j_client::{AccessMode, Client, Transport, Value};
+use serde_json::{Map, Value as Json, json};
+
+pub const NAME: &str = "get_instances_by_class";
+const OPERATORS: [&str; 8] = [
+    "eq",
+    "ne",
+    "lt",
+    "lte",
+    "gt",
+    "gte",
+    "contains",
+    "starts_with",
+];
+const MAX_FILTERS: usize = 10;
+
+pub fn spec() -> (&'static str, &'static str, Json) {
+    (
+        NAME,
+        "List instances of one class (label), optionally filtered by property conditions, with paging.",
+        json!({
+            "type": "object",
+            "properties": {
+                "class_name": {"type": "string", "description": "The class (label), e.g. \"PurchaseOrder\"."},
+                "filters": {
+                    "type": "array",
+                    "maxItems": MAX_FILTERS,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "property": {"type": "string"},
+                            "op": {"type": "string", "enum": OPERATORS, "default": "eq"},
+                            "value": {"description": "A string, number or boolean."}
+                        },
+                        "required": ["property", "value"],
+                        "additionalProperties": false
+                    },
+                    "description": "All must hold, e.g. [{\"property\": \"status\", \"value\": \"approved\"}, {\"property\": \"amount\", \"op\": \"gt\", \"value\": 5000}]."
+                },
+                "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 25},
+                "offset": {"type": "integer", "minimum": 0, "maximum": 100000, "default": 0}
+            },
+            "required": ["class_name"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// One checked filter, rendered with its value as a parameter.
+fn condition(index: usize, filter: &Json) -> Result<(String, Json), Error> {
+    let Json::Object(f) = filter else {
+        return Err(args::invalid(format!("filters[{index}] must be an object")));
+    };
+    if let Some(unknown) = f
+        .keys()
+        .find(|k| !["property", "op", "value"].contains(&k.as_str()))
+    {
+        return Err(args::invalid(format!(
+            "filters[{index}]: unknown field `{unknown}`"
+        )));
+    }
+    let property = match f.get("property") {
+        Some(Json::String(p)) if !p.trim().is_empty() && p.len() <= 100 => p.trim().to_string(),
+        _ => {
+            return Err(args::invalid(format!(
+                "filters[{index}].property must be a property name"
+            )));
+        }
+    };
+    let op = match f.get("op") {
+        None => "eq",
+        Some(Json::String(op)) if OPERATORS.contains(&op.as_str()) => op.as_str(),
+        Some(other) => {
+            return Err(args::invalid(format!(
+                "filters[{index}].op must be one of {}, got {other}",
+                OPERATORS.join(", ")
+            )));
+        }
+    };
+    let value = match f.get("value") {
+        Some(v @ (Json::String(_) | Json::Number(_) | Json::Bool(_))) => v.clone(),
+        _ => {
+            return Err(args::invalid(format!(
+                "filters[{index}].value must be a string, number or boolean"
+            )));
+        }
+    };
+    if matches!(op, "contains" | "starts_with") && !value.is_string() {
+        return Err(args::invalid(format!(
+            "filters[{index}]: `{op}` needs a string value"
+        )));
+    }
+    // Property names cannot be parameters: they are back-tick quoted, never spliced raw.
+    let lhs = format!("n.{}", quote_name(&property));
+    let rhs = format!("$v{index}");
+    let text = match op {
+        "eq" => format!("{lhs} = {rhs}"),
+        "ne" => format!("{lhs} <> {rhs}"),
+        "lt" => format!("{lhs} < {rhs}"),
+        "lte" => format!("{lhs} <= {rhs}"),
+        "gt" => format!("{lhs} > {rhs}"),
+        "gte" => format!("{lhs} >= {rhs}"),
+        // Case-insensitive on strings; CASE keeps toLower away from non-strings.
+        "contains" => format!(
+            "CASE WHEN {lhs} STARTS WITH '' THEN toLower({lhs}) END CONTAINS toLower({rhs})"
+        ),
+        _ => format!(
+            "CASE WHEN {lhs} STARTS WITH '' THEN toLower({lhs}) END STARTS WITH toLower({rhs})"
+        ),
+    };
+    Ok((text, value))
+}
+
+pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutput, Error> {
+    let args = args::object(
+        NAME,
+        arguments,
+        &["class_name", "filters", "limit", "offset"],
+    )?;
+    let class = args::optional_string(&args, "class_name")?
+        .ok_or_else(|| args::invalid("`class_name` is required"))?;
+    let limit = args::optional_integer(&args, "limit", 25, 1, 100)?;
+    let offset = args::optional_integer(&args, "offset", 0, 0, 100_000)?;
+    let filters = match args.get("filters") {
+        None | Some(Json::Null) => Vec::new(),
+        Some(Json::Array(filters)) if filters.len() <= MAX_FILTERS => filters.clone(),
+        Some(Json::Array(_)) => {
+            return Err(args::invalid(format!("at most {MAX_FILTERS} filters")));
+        }
+        Some(other) => {
+            return Err(args::invalid(format!(
+                "`filters` must be an array, got {other}"
+            )));
+        }
+    };
+    let mut conditions = Vec::new();
+    let mut params = Map::new();
+    for (index, filter) in filters.iter().enumerate() {
+        let (text, value) = condition(index, filter)?;
+        conditions.push(text);
+        params.insert(format!("v{index}"), value);
+    }
+    require_label(&class, &labels(client).map_err(graph_error)?)?;
+
+    let filter_clause = if conditions.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {} ", conditions.join(" AND "))
+    };
+    let statement = format!(
+        "MATCH (n:{}) {filter_clause}RETURN n ORDER BY n.id, n.name SKIP $offset LIMIT $limit",
+        quote_name(&class)
+    );
+    params.insert("offset".into(), json!(offset));
+    params.insert("limit".into(), json!(limit + 1));
+    let result = client
+        .run(&statement, params, AccessMode::Read)
+        .map_err(graph_error)?;
+    let truncated = result.rows.len() as i64 > limit;
+    let instances: Vec<Json> = result
+        .rows
+        .iter()
+        .take(limit as usize)
+        .filter_map(|row| match row.first() {
+            Some(Value::Node { element_id, properties, .. }) => Some(json!({
+                "element_id": element_id,
+                "properties": Json::Object(properties.iter().map(|(k, v)| (k.clone(), v.to_plain_json())).collect()),
+            })),
+            _ => None,
+        })
+        .collect();
+    Ok(ToolOutput {
+        summary: format!(
+            "{} {class} instance{}{}{}",
+            instances.len(),
+            if instances.len() == 1 { "" } else { "s" },
+            if conditions.is_empty() {
+                String::new()
+            } else {
+                format!(" matching {} filter(s)", conditions.len())
+            },
+            if truncated {
+                format!("; more after offset {}", offset + limit)
+            } else {
+                String::new()
+            }
+        ),
+        data: json!({"class": class, "offset": offset, "instances": instances}),
+        graph: None,
+        truncated,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_become_parameterised_conditions_with_quoted_names() {
+        let (text, value) =
+            condition(0, &json!({"property": "status", "value": "approved"})).unwrap();
+        assert_eq!(
+            (text.as_str(), value),
+            ("n.`status` = $v0", json!("approved"))
+        );
+        let (text, _) =
+            condition(3, &json!({"property": "amount", "op": "gte", "value": 10})).unwrap();
+        assert_eq!(text, "n.`amount` >= $v3");
+        let (text, _) = condition(
+            1,
+            &json!({"property": "a`b) DETACH DELETE n //", "value": 1}),
+        )
+        .unwrap();
+        assert_eq!(text, "n.`a``b) DETACH DELETE n //` = $v1");
+    }
+
+    #[test]
+    fn bad_filters_are_named() {
+        for (filter, expected) in [
+            (json!("x"), "filters[0] must be an object"),
+            (json!({"property": "", "value": 1}), "property"),
+            (
+                json!({"property": "a", "op": "like", "value": 1}),
+                "op must be one of",
+            ),
+            (json!({"property": "a", "value": [1]}), "value must be"),
+            (
+                json!({"property": "a", "op": "contains", "value": 1}),
+                "needs a string",
+            ),
+            (
+                json!({"property": "a", "value": 1, "x": 2}),
+                "unknown field `x`",
+            ),
+        ] {
+            let e = condition(0, &filter).unwrap_err();
+            assert!(e.message.contains(expected), "{filter}: {}", e.message);
+        }
+    }
+}
