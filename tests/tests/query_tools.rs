@@ -326,3 +326,148 @@ async fn instances_by_class_filter_and_page() {
     .await;
     assert_eq!(status, 404, "{e}");
 }
+
+fn neighbor_ids(result: &Value, label: &str) -> Vec<String> {
+    let nodes = result["graph_data"]["nodes"].as_array().unwrap();
+    let mut ids: Vec<String> = result["data"]["neighbors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["labels"][0] == label)
+        .filter_map(|n| {
+            let node = nodes.iter().find(|g| g["id"] == n["element_id"])?;
+            node["properties"]["id"].as_str().map(str::to_string)
+        })
+        .collect();
+    ids.sort();
+    ids
+}
+
+fn column(rows: Vec<Value>) -> Vec<String> {
+    let mut v: Vec<String> = rows
+        .iter()
+        .map(|r| r[0].as_str().unwrap().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn neighbors_answer_which_suppliers_deliver_parts_of_a_product() {
+    let stack = Stack::start().await.unwrap();
+    let host = &stack.host;
+
+    let (status, r) = call(
+        host,
+        "get_instance_neighbors",
+        json!({"instance": "PRD-036", "direction": "in", "relationship_types": ["COMPONENT_OF"]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    let parts = column(
+        stack
+            .graph
+            .query("MATCH (p:Product)-[:COMPONENT_OF]->(:Product {id: 'PRD-036'}) RETURN p.id")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(neighbor_ids(&r, "Product"), parts);
+    assert_eq!(
+        r["graph_data"]["edges"].as_array().unwrap().len(),
+        parts.len()
+    );
+    assert!(
+        r["graph_data"]["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["type"] == "COMPONENT_OF")
+    );
+
+    // Two hops, inbound, along SUPPLIES and COMPONENT_OF: the suppliers of its parts.
+    let (status, r) = call(
+        host,
+        "get_instance_neighbors",
+        json!({"instance": "Assembly 36", "hops": 2, "direction": "in", "relationship_types": ["COMPONENT_OF", "SUPPLIES"], "limit": 200}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    let suppliers = column(
+        stack
+            .graph
+            .query("MATCH (s:Supplier)-[:SUPPLIES]->(:Product)-[:COMPONENT_OF]->(:Product {id: 'PRD-036'}) RETURN DISTINCT s.id")
+            .await
+            .unwrap(),
+    );
+    assert!(!suppliers.is_empty());
+    assert_eq!(neighbor_ids(&r, "Supplier"), suppliers);
+    assert!(
+        r["data"]["neighbors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["labels"][0] == "Supplier")
+            .all(|n| n["distance"] == 2)
+    );
+}
+
+#[tokio::test]
+async fn neighbors_refuse_ambiguity_unknowns_and_bad_arguments() {
+    let stack = Stack::start().await.unwrap();
+    let host = &stack.host;
+    stack
+        .graph
+        .write("CREATE (:Supplier {id: 'SUP-900', name: 'ACME Industrial'})")
+        .await
+        .unwrap();
+
+    let (status, e) = call(
+        host,
+        "get_instance_neighbors",
+        json!({"instance": "acme industrial"}),
+    )
+    .await;
+    assert_eq!(status, 409, "{e}");
+    let candidates: Vec<&str> = e["error"]["detail"]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["id"].as_str())
+        .collect();
+    assert_eq!(candidates, ["SUP-001", "SUP-900"]);
+    // By id it is unambiguous.
+    let (status, _) = call(
+        host,
+        "get_instance_neighbors",
+        json!({"instance": "SUP-001"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+
+    let (status, e) = call(
+        host,
+        "get_instance_neighbors",
+        json!({"instance": "nobody"}),
+    )
+    .await;
+    assert_eq!(status, 404, "{e}");
+    let (status, e) = call(
+        host,
+        "get_instance_neighbors",
+        json!({"instance": "SUP-001", "relationship_types": ["SUPPLY"]}),
+    )
+    .await;
+    assert_eq!(status, 404, "{e}");
+    assert_eq!(e["error"]["detail"]["did_you_mean"][0], "SUPPLIES");
+    for bad in [
+        json!({}),
+        json!({"instance": "SUP-001", "hops": 4}),
+        json!({"instance": "SUP-001", "hops": 0}),
+        json!({"instance": "SUP-001", "direction": "up"}),
+        json!({"instance": "SUP-001", "relationship_types": "SUPPLIES"}),
+        json!({"instance": "SUP-001", "limit": 201}),
+    ] {
+        let (status, e) = call(host, "get_instance_neighbors", bad.clone()).await;
+        assert_eq!(status, 400, "{bad}: {e}");
+    }
+}

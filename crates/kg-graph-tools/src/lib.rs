@@ -7,6 +7,8 @@ mod by_class;
 mod catalog;
 mod cypher;
 mod graph_error;
+mod instance;
+mod neighbors;
 mod ontology;
 mod schema;
 mod search;

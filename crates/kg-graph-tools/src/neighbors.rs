@@ -1,0 +1,241 @@
+//! `get_instance_neighbors`: the instances around one instance, up to 3 hops, as a subgraph.
+
+use crate::args;
+use crate::catalog::ToolOutput;
+use crate::cypher::quote_name;
+use crate::graph_error::graph_error;
+use crate::instance::resolve;
+use crate::schema::{close_matches, labels, relationship_types, require_label};
+use kg_wit::types::{Error, ErrorCode, GraphData, GraphEdge, GraphNode};
+use neo4j_client::{AccessMode, Client, Transport, Value};
+use serde_json::{Map, Value as Json, json};
+use std::collections::BTreeMap;
+
+pub const NAME: &str = "get_instance_neighbors";
+
+pub fn spec() -> (&'static str, &'static str, Json) {
+    (
+        NAME,
+        "Show the instances connected to one instance (by id or name) within 1 to 3 hops, optionally only along some relationship types and in one direction.",
+        json!({
+            "type": "object",
+            "properties": {
+                "instance": {"type": "string", "description": "The instance's id (e.g. \"PO-0003\") or exact name."},
+                "class_name": {"type": "string", "description": "The instance's class, to disambiguate a name."},
+                "hops": {"type": "integer", "minimum": 1, "maximum": 3, "default": 1},
+                "direction": {"type": "string", "enum": ["out", "in", "both"], "default": "both"},
+                "relationship_types": {"type": "array", "items": {"type": "string"}, "maxItems": 20},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50, "description": "Most paths to follow."}
+            },
+            "required": ["instance"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutput, Error> {
+    let args = args::object(
+        NAME,
+        arguments,
+        &[
+            "instance",
+            "class_name",
+            "hops",
+            "direction",
+            "relationship_types",
+            "limit",
+        ],
+    )?;
+    let reference = args::optional_string(&args, "instance")?
+        .ok_or_else(|| args::invalid("`instance` is required"))?;
+    let class = args::optional_string(&args, "class_name")?;
+    let hops = args::optional_integer(&args, "hops", 1, 1, 3)?;
+    let limit = args::optional_integer(&args, "limit", 50, 1, 200)?;
+    let direction = args::optional_string(&args, "direction")?.unwrap_or_else(|| "both".into());
+    let (left, right) = match direction.as_str() {
+        "out" => ("-", "->"),
+        "in" => ("<-", "-"),
+        "both" => ("-", "-"),
+        other => {
+            return Err(args::invalid(format!(
+                "`direction` must be out, in or both, got \"{other}\""
+            )));
+        }
+    };
+    let types: Vec<String> = match args.get("relationship_types") {
+        None | Some(Json::Null) => Vec::new(),
+        Some(Json::Array(items)) if items.len() <= 20 => items
+            .iter()
+            .map(|t| {
+                t.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| args::invalid("`relationship_types` must be strings"))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => {
+            return Err(args::invalid(
+                "`relationship_types` must be an array of at most 20 strings",
+            ));
+        }
+    };
+    if let Some(class) = &class {
+        require_label(class, &labels(client).map_err(graph_error)?)?;
+    }
+    if !types.is_empty() {
+        let known = relationship_types(client).map_err(graph_error)?;
+        if let Some(unknown) = types.iter().find(|t| !known.contains(t)) {
+            let mut e = Error::new(
+                ErrorCode::NotFound,
+                format!("no relationship type `{unknown}` in the graph"),
+            );
+            e.detail = Some(
+                json!({"did_you_mean": close_matches(unknown, &known), "known_types": known})
+                    .to_string(),
+            );
+            return Err(e);
+        }
+    }
+    let key = resolve(client, &reference, class.as_deref())?;
+    let type_filter = if types.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ":{}",
+            types
+                .iter()
+                .map(|t| quote_name(t))
+                .collect::<Vec<_>>()
+                .join("|")
+        )
+    };
+    let statement = format!(
+        "MATCH (n) WHERE {} MATCH p = (n){left}[{type_filter}*1..{hops}]{right}(m) RETURN p LIMIT $limit",
+        key.condition("n")
+    );
+    let mut params = Map::new();
+    params.insert("key".into(), json!(key.value));
+    params.insert("limit".into(), json!(limit + 1));
+    let result = client
+        .run(&statement, params, AccessMode::Read)
+        .map_err(graph_error)?;
+    let truncated = result.rows.len() as i64 > limit;
+
+    // Nodes keyed by element id with their smallest distance; edges deduplicated.
+    let mut nodes: BTreeMap<String, (GraphNode, usize)> = BTreeMap::new();
+    let mut edges: BTreeMap<String, GraphEdge> = BTreeMap::new();
+    let mut start = None;
+    for row in result.rows.iter().take(limit as usize) {
+        let Some(Value::Path {
+            nodes: path_nodes,
+            relationships,
+        }) = row.first()
+        else {
+            continue;
+        };
+        for (distance, node) in path_nodes.iter().enumerate() {
+            if let Some(graph_node) = graph_node(node) {
+                if distance == 0 {
+                    start = Some(graph_node.id.clone());
+                }
+                let entry = nodes
+                    .entry(graph_node.id.clone())
+                    .or_insert((graph_node, distance));
+                entry.1 = entry.1.min(distance);
+            }
+        }
+        for rel in relationships {
+            if let Value::Relationship {
+                element_id,
+                start_node_element_id,
+                end_node_element_id,
+                rel_type,
+                properties,
+            } = rel
+            {
+                edges
+                    .entry(element_id.clone())
+                    .or_insert_with(|| GraphEdge {
+                        id: element_id.clone(),
+                        rel_type: rel_type.clone(),
+                        source: start_node_element_id.clone(),
+                        target: end_node_element_id.clone(),
+                        properties: props(properties).to_string(),
+                    });
+            }
+        }
+    }
+    let neighbors: Vec<Json> = nodes
+        .values()
+        .filter(|(n, _)| Some(&n.id) != start.as_ref())
+        .map(|(n, distance)| json!({"element_id": n.id, "labels": n.labels, "caption": n.caption, "distance": distance}))
+        .collect();
+    let relationships: Vec<Json> = edges
+        .values()
+        .map(|e| json!({"type": e.rel_type, "source": e.source, "target": e.target}))
+        .collect();
+    let mut by_label: BTreeMap<&str, usize> = BTreeMap::new();
+    for (n, _) in nodes
+        .values()
+        .filter(|(n, _)| Some(&n.id) != start.as_ref())
+    {
+        *by_label
+            .entry(n.labels.first().map_or("?", String::as_str))
+            .or_default() += 1;
+    }
+    let summary = format!(
+        "{} neighbours of {} within {hops} hop{}: {}{}",
+        neighbors.len(),
+        key.caption,
+        if hops == 1 { "" } else { "s" },
+        by_label
+            .iter()
+            .map(|(l, n)| format!("{n} {l}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        if truncated {
+            " (more exist; raise limit)"
+        } else {
+            ""
+        }
+    );
+    Ok(ToolOutput {
+        data: json!({"instance": {"key": key.property, "value": key.value}, "neighbors": neighbors, "relationships": relationships}),
+        summary,
+        graph: Some(GraphData {
+            nodes: nodes.into_values().map(|(n, _)| n).collect(),
+            edges: edges.into_values().collect(),
+        }),
+        truncated,
+    })
+}
+
+fn props(properties: &BTreeMap<String, Value>) -> Json {
+    Json::Object(
+        properties
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_plain_json()))
+            .collect(),
+    )
+}
+
+fn graph_node(value: &Value) -> Option<GraphNode> {
+    let Value::Node {
+        element_id,
+        labels,
+        properties,
+    } = value
+    else {
+        return None;
+    };
+    let caption = ["name", "id"]
+        .iter()
+        .find_map(|k| properties.get(*k).and_then(Value::as_str))
+        .unwrap_or(element_id)
+        .to_string();
+    Some(GraphNode {
+        id: element_id.clone(),
+        labels: labels.clone(),
+        caption,
+        properties: props(properties).to_string(),
+    })
+}
