@@ -471,3 +471,56 @@ async fn neighbors_refuse_ambiguity_unknowns_and_bad_arguments() {
         assert_eq!(status, 400, "{bad}: {e}");
     }
 }
+
+#[tokio::test]
+async fn paths_between_instances() {
+    let stack = Stack::start().await.unwrap();
+    let host = &stack.host;
+    let (status, r) = call(
+        host,
+        "find_path_between_instances",
+        json!({"start": "ACME Industrial", "end": "ACC-MAIN"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    let truth = stack
+        .graph
+        .query("MATCH (a:Supplier {id: 'SUP-001'}), (b:Account {id: 'ACC-MAIN'}) MATCH p = shortestPath((a)-[*..4]-(b)) RETURN length(p) LIMIT 1")
+        .await
+        .unwrap();
+    let path = &r["data"]["paths"][0];
+    assert_eq!(path["length"], truth[0][0]);
+    assert_eq!(path["length"], 2);
+    let steps = path["steps"].as_array().unwrap();
+    assert_eq!(steps.first().unwrap()["node"], "ACME Industrial");
+    assert_eq!(steps.last().unwrap()["node"], "Main operating account");
+    assert_eq!(steps[1]["relationship"], "PLACED_WITH");
+    assert_eq!(steps[3]["relationship"], "CHARGED_TO");
+    assert_eq!(r["graph_data"]["edges"].as_array().unwrap().len(), 2);
+
+    let (status, r) = call(
+        host,
+        "find_path_between_instances",
+        json!({"start": "SUP-001", "end": "ACC-MAIN", "max_depth": 1}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["data"]["paths"], json!([]));
+    assert!(r["summary"].as_str().unwrap().starts_with("no path"));
+
+    for bad in [
+        json!({"start": "SUP-001"}),
+        json!({"start": "SUP-001", "end": "ACC-MAIN", "max_depth": 7}),
+        json!({"start": "SUP-001", "end": "acme industrial"}),
+    ] {
+        let (status, e) = call(host, "find_path_between_instances", bad.clone()).await;
+        assert_eq!(status, 400, "{bad}: {e}");
+    }
+    let (status, _) = call(
+        host,
+        "find_path_between_instances",
+        json!({"start": "SUP-001", "end": "nobody"}),
+    )
+    .await;
+    assert_eq!(status, 404);
+}

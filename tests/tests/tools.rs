@@ -158,6 +158,7 @@ async fn unknown_and_unbuilt_tools_are_distinguished() {
             "search_instances",
             "get_instances_by_class",
             "get_instance_neighbors",
+            "find_path_between_instances",
             "get_ontology_classes",
             "get_ontology_relationships",
             "get_node_statistics"

@@ -18,7 +18,7 @@ impl Guest for QueryTools {
         let checks = vec![
             kg_spin::configuration_check(kg_spin::NEO4J_VARIABLES),
             kg_spin::graph_check(),
-            kg_spin::pending_check("paths, describe_class and read-only Cypher", 4),
+            kg_spin::pending_check("describe_class and read-only Cypher", 4),
         ];
         kg_spin::status("query-tools", env!("CARGO_PKG_VERSION"), checks)
     }

@@ -1,6 +1,6 @@
 //! The tool catalog: specs for LLM tool calling and dispatch by name.
 
-use crate::{by_class, neighbors, ontology, search, statistics};
+use crate::{by_class, neighbors, ontology, path, search, statistics};
 use kg_wit::types::{Error, ErrorCode, GraphData};
 use neo4j_client::{Client, Transport};
 use serde_json::{Value as Json, json};
@@ -16,17 +16,14 @@ pub struct ToolOutput {
 }
 
 /// Tools the query-tools issue (#4) builds next; named so a call says so plainly.
-const PLANNED: [&str; 3] = [
-    "find_path_between_instances",
-    "describe_class",
-    "run_read_cypher",
-];
+const PLANNED: [&str; 2] = ["describe_class", "run_read_cypher"];
 
 /// (name, description, JSON Schema of the arguments) of every implemented tool.
 pub fn specs() -> Vec<(&'static str, &'static str, Json)> {
     let mut specs = vec![search::spec()];
     specs.push(by_class::spec());
     specs.push(neighbors::spec());
+    specs.push(path::spec());
     specs.extend(ontology::specs());
     specs.push(statistics::spec());
     specs
@@ -42,6 +39,7 @@ pub fn call<T: Transport>(
         search::NAME => search::run(client, arguments),
         by_class::NAME => by_class::run(client, arguments),
         neighbors::NAME => neighbors::run(client, arguments),
+        path::NAME => path::run(client, arguments),
         ontology::CLASSES => ontology::classes(client, arguments),
         ontology::RELATIONSHIPS => ontology::relationships(client, arguments),
         planned if PLANNED.contains(&planned) => {

@@ -10,6 +10,7 @@ mod graph_error;
 mod instance;
 mod neighbors;
 mod ontology;
+mod path;
 mod schema;
 mod search;
 mod statistics;

@@ -209,7 +209,7 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
     })
 }
 
-fn props(properties: &BTreeMap<String, Value>) -> Json {
+pub fn props(properties: &BTreeMap<String, Value>) -> Json {
     Json::Object(
         properties
             .iter()
@@ -218,7 +218,7 @@ fn props(properties: &BTreeMap<String, Value>) -> Json {
     )
 }
 
-fn graph_node(value: &Value) -> Option<GraphNode> {
+pub fn graph_node(value: &Value) -> Option<GraphNode> {
     let Value::Node {
         element_id,
         labels,
