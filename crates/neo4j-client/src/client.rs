@@ -199,8 +199,12 @@ fn parse_body(response: &HttpResponse) -> Result<Json, Neo4jError> {
             .and_then(Json::as_str)
             .unwrap_or_default();
         let mut e = Neo4jError::from_code(code, message);
-        if response.status == 401 {
-            e.kind = ErrorKind::Authentication;
+        // The status wins where it is more specific than the code: Neo4j answers an expired
+        // or unknown transaction with 404 and `Neo.ClientError.Request.Invalid`.
+        match response.status {
+            401 => e.kind = ErrorKind::Authentication,
+            404 => e.kind = ErrorKind::NotFound,
+            _ => {}
         }
         return Err(e);
     }

@@ -321,6 +321,12 @@ fn every_error_class_is_typed_with_its_retryability() {
             false,
         ),
         (
+            404,
+            golden("error_tx_expired.json"),
+            ErrorKind::NotFound,
+            false,
+        ),
+        (
             400,
             golden("error_deadlock.json"),
             ErrorKind::Transient,
