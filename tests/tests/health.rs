@@ -157,8 +157,9 @@ async fn a_dependency_that_does_not_inherit_outbound_hosts_cannot_send_requests(
     let dir = tempfile::tempdir().unwrap();
     let manifest = manifest_variant(dir.path(), |m| {
         m.replace(
-            r#"kg_query_tools.wasm", inherit_configuration = ["allowed_outbound_hosts", "variables"]"#,
-            r#"kg_query_tools.wasm", inherit_configuration = ["variables"]"#,
+            r#"kg_query_tools.wasm" }"#,
+            // A Spin 4 per-dependency override of the component-wide default.
+            r#"kg_query_tools.wasm", inherit_configuration = ["variables"] }"#,
         )
     })
     .unwrap();
