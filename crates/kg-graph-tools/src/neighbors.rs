@@ -144,23 +144,8 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
             }
         }
         for rel in relationships {
-            if let Value::Relationship {
-                element_id,
-                start_node_element_id,
-                end_node_element_id,
-                rel_type,
-                properties,
-            } = rel
-            {
-                edges
-                    .entry(element_id.clone())
-                    .or_insert_with(|| GraphEdge {
-                        id: element_id.clone(),
-                        rel_type: rel_type.clone(),
-                        source: start_node_element_id.clone(),
-                        target: end_node_element_id.clone(),
-                        properties: props(properties).to_string(),
-                    });
+            if let Some(edge) = graph_edge(rel) {
+                edges.entry(edge.id.clone()).or_insert(edge);
             }
         }
     }
@@ -216,6 +201,26 @@ pub fn props(properties: &BTreeMap<String, Value>) -> Json {
             .map(|(k, v)| (k.clone(), v.to_plain_json()))
             .collect(),
     )
+}
+
+pub fn graph_edge(value: &Value) -> Option<GraphEdge> {
+    let Value::Relationship {
+        element_id,
+        start_node_element_id,
+        end_node_element_id,
+        rel_type,
+        properties,
+    } = value
+    else {
+        return None;
+    };
+    Some(GraphEdge {
+        id: element_id.clone(),
+        rel_type: rel_type.clone(),
+        source: start_node_element_id.clone(),
+        target: end_node_element_id.clone(),
+        properties: props(properties).to_string(),
+    })
 }
 
 pub fn graph_node(value: &Value) -> Option<GraphNode> {

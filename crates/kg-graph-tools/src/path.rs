@@ -4,8 +4,8 @@ use crate::args;
 use crate::catalog::ToolOutput;
 use crate::graph_error::graph_error;
 use crate::instance::resolve;
-use crate::neighbors::{graph_node, props};
-use kg_wit::types::{Error, GraphData, GraphEdge};
+use crate::neighbors::{graph_edge, graph_node};
+use kg_wit::types::{Error, GraphData};
 use neo4j_client::{AccessMode, Client, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 use std::collections::BTreeMap;
@@ -74,24 +74,9 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
                 steps.push(json!({"node": n.caption, "labels": n.labels}));
                 nodes.entry(n.id.clone()).or_insert(n);
             }
-            if let Some(Value::Relationship {
-                element_id,
-                start_node_element_id,
-                end_node_element_id,
-                rel_type,
-                properties,
-            }) = relationships.get(i)
-            {
-                steps.push(json!({"relationship": rel_type}));
-                edges
-                    .entry(element_id.clone())
-                    .or_insert_with(|| GraphEdge {
-                        id: element_id.clone(),
-                        rel_type: rel_type.clone(),
-                        source: start_node_element_id.clone(),
-                        target: end_node_element_id.clone(),
-                        properties: props(properties).to_string(),
-                    });
+            if let Some(edge) = relationships.get(i).and_then(graph_edge) {
+                steps.push(json!({"relationship": edge.rel_type}));
+                edges.entry(edge.id.clone()).or_insert(edge);
             }
         }
         paths.push(json!({"length": relationships.len(), "steps": steps}));

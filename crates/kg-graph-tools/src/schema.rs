@@ -4,27 +4,28 @@ use serde_json::{Map, json};
 
 /// The labels in use, from the live schema.
 pub fn labels<T: Transport>(client: &Client<T>) -> Result<Vec<String>, neo4j_client::Neo4jError> {
-    let result = client.run(
+    names(
+        client,
         "CALL db.labels() YIELD label RETURN label ORDER BY label LIMIT 1000",
-        Map::new(),
-        AccessMode::Read,
-    )?;
-    Ok(result
-        .rows
-        .iter()
-        .filter_map(|r| r.first()?.as_str().map(str::to_string))
-        .collect())
+    )
 }
 
 /// The relationship types in use, from the live schema.
 pub fn relationship_types<T: Transport>(
     client: &Client<T>,
 ) -> Result<Vec<String>, neo4j_client::Neo4jError> {
-    let result = client.run(
+    names(
+        client,
         "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType ORDER BY relationshipType LIMIT 1000",
-        Map::new(),
-        AccessMode::Read,
-    )?;
+    )
+}
+
+/// The first column of a READ statement, as strings.
+fn names<T: Transport>(
+    client: &Client<T>,
+    statement: &str,
+) -> Result<Vec<String>, neo4j_client::Neo4jError> {
+    let result = client.run(statement, Map::new(), AccessMode::Read)?;
     Ok(result
         .rows
         .iter()
