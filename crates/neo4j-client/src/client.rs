@@ -97,14 +97,25 @@ impl<T: Transport> Client<T> {
         parameters: Map<String, Json>,
         mode: AccessMode,
     ) -> Result<QueryResult, Neo4jError> {
+        let request = self.run_request(statement, parameters, mode);
+        parse_result(&self.transport.send(request)?)
+    }
+
+    /// The HTTP request [`Client::run`] sends, for callers that send it themselves (e.g.
+    /// several statements concurrently); decode the answer with [`parse_run_response`].
+    pub fn run_request(
+        &self,
+        statement: &str,
+        parameters: Map<String, Json>,
+        mode: AccessMode,
+    ) -> HttpRequest {
         let body = json!({
             "statement": statement,
             "parameters": parameters,
             "accessMode": mode.as_str(),
             "includeCounters": true,
         });
-        let response = self.send(Method::Post, self.config.query_url(), Some(body), None)?;
-        parse_result(&response)
+        self.request(Method::Post, self.config.query_url(), Some(body), None)
     }
 
     /// Opens an explicit transaction.
@@ -157,6 +168,17 @@ impl<T: Transport> Client<T> {
         body: Option<Json>,
         tx: Option<&Transaction>,
     ) -> Result<HttpResponse, Neo4jError> {
+        let request = self.request(method, url, body, tx);
+        Ok(self.transport.send(request)?)
+    }
+
+    fn request(
+        &self,
+        method: Method,
+        url: String,
+        body: Option<Json>,
+        tx: Option<&Transaction>,
+    ) -> HttpRequest {
         let mut headers = vec![("accept".to_string(), ACCEPT.to_string())];
         if body.is_some() {
             headers.push(("content-type".to_string(), "application/json".to_string()));
@@ -167,13 +189,12 @@ impl<T: Transport> Client<T> {
         if let Some(affinity) = tx.and_then(|t| t.affinity.clone()) {
             headers.push((AFFINITY.to_string(), affinity));
         }
-        let request = HttpRequest {
+        HttpRequest {
             method,
             url,
             headers,
             body: body.map(|b| b.to_string().into_bytes()),
-        };
-        Ok(self.transport.send(request)?)
+        }
     }
 }
 
@@ -228,6 +249,11 @@ fn parse_body(response: &HttpResponse) -> Result<Json, Neo4jError> {
         (status, _) if status >= 500 => Err(status_error(ErrorKind::Database, "server error")),
         _ => Err(status_error(ErrorKind::Protocol, "unexpected answer")),
     }
+}
+
+/// Decodes the answer to a [`Client::run_request`] request.
+pub fn parse_run_response(response: &HttpResponse) -> Result<QueryResult, Neo4jError> {
+    parse_result(response)
 }
 
 fn parse_result(response: &HttpResponse) -> Result<QueryResult, Neo4jError> {

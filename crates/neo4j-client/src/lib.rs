@@ -8,7 +8,7 @@ mod error;
 mod transport;
 mod value;
 
-pub use client::{AccessMode, Client, Counters, QueryResult, Transaction};
+pub use client::{AccessMode, Client, Counters, QueryResult, Transaction, parse_run_response};
 pub use config::{Auth, Config};
 pub use error::{ErrorKind, Neo4jError};
 pub use transport::{
