@@ -1,0 +1,252 @@
+//! Hybrid search: a vector leg on the Neo4j vector index and a BM25 leg on the full-text
+//! index, fused with weighted Reciprocal Rank Fusion. Each leg degrades on its own: the
+//! response lists the legs that ran and why the others did not.
+
+use crate::documents::metadata;
+use crate::embeddings::Embed;
+use crate::errors::{graph_error, invalid};
+use crate::fulltext_query::lucene_query;
+use crate::fusion::{Weights, fuse};
+use crate::schema::{self, FULLTEXT_INDEX, METADATA_PREFIX, VECTOR_INDEX};
+use kg_wit::kg::agent::retriever::{SearchHit, SearchLeg, SearchRequest, SearchResponse};
+use kg_wit::types::{Error, ErrorCode};
+use neo4j_client::{AccessMode, Client, Transport, Value};
+use serde_json::{Map, json};
+use std::collections::HashMap;
+
+pub const MAX_TOP_K: u32 = 100;
+pub const MAX_QUERY_CHARS: usize = 4000;
+
+/// One leg's hit, before fusion.
+#[derive(Debug, Clone)]
+struct LegHit {
+    chunk_id: String,
+    document_id: String,
+    text: String,
+    position: u32,
+    score: f64,
+    metadata: Vec<(String, String)>,
+}
+
+/// Checks the request, naming the field at fault; the weights to fuse with.
+pub fn check_request(request: &SearchRequest) -> Result<Weights, Error> {
+    if request.query.trim().is_empty() {
+        return Err(invalid("`query` must not be empty"));
+    }
+    if request.query.chars().count() > MAX_QUERY_CHARS {
+        return Err(invalid(format!(
+            "`query` is longer than {MAX_QUERY_CHARS} characters"
+        )));
+    }
+    if !(1..=MAX_TOP_K).contains(&request.top_k) {
+        return Err(invalid(format!(
+            "`top_k` must be between 1 and {MAX_TOP_K}, got {}",
+            request.top_k
+        )));
+    }
+    for (key, _) in &request.metadata_filter {
+        if let Some(problem) = schema::metadata_key_problem(key) {
+            return Err(invalid(format!("`metadata_filter`: {problem}")));
+        }
+    }
+    let defaults = Weights::default();
+    let weights = Weights {
+        vector: request.vector_weight.map_or(defaults.vector, f64::from),
+        bm25: request.bm25_weight.map_or(defaults.bm25, f64::from),
+    };
+    match weights.problem() {
+        Some(problem) => Err(invalid(problem)),
+        None => Ok(weights),
+    }
+}
+
+pub fn search<T: Transport, E: Embed>(
+    graph: &Client<T>,
+    embedder: &E,
+    request: &SearchRequest,
+) -> Result<SearchResponse, Error> {
+    let weights = check_request(request)?;
+    let filtered = !request.document_ids.is_empty() || !request.metadata_filter.is_empty();
+    // Filters apply after the index lookup, so ask the indexes for more candidates then.
+    let candidates = if filtered {
+        (request.top_k * 10).clamp(100, 1000)
+    } else {
+        (request.top_k * 4).clamp(40, 400)
+    };
+    let mut legs = Vec::new();
+    let mut warnings = Vec::new();
+    let mut failures = Vec::new();
+
+    let mut vector_hits = Vec::new();
+    if weights.vector > 0.0 {
+        match embedder.embed(std::slice::from_ref(&request.query)) {
+            Ok(mut vectors) if !vectors.is_empty() => {
+                let embedding = vectors.swap_remove(0);
+                match run_leg(graph, request, candidates, Leg::Vector(&embedding)) {
+                    Ok(hits) => {
+                        legs.push(SearchLeg::Vector);
+                        vector_hits = hits;
+                    }
+                    Err(e) => failures.push(format!("vector search did not run: {}", e.message)),
+                }
+            }
+            Ok(_) => failures.push("vector search did not run: no embedding for the query".into()),
+            Err(e) => failures.push(format!(
+                "embeddings unavailable, so vector search did not run: {e}"
+            )),
+        }
+    }
+    let mut bm25_hits = Vec::new();
+    if weights.bm25 > 0.0 {
+        match run_leg(
+            graph,
+            request,
+            candidates,
+            Leg::Bm25(&lucene_query(&request.query)),
+        ) {
+            Ok(hits) => {
+                legs.push(SearchLeg::Bm25);
+                bm25_hits = hits;
+            }
+            Err(e) => failures.push(format!(
+                "full-text (BM25) search did not run: {}",
+                e.message
+            )),
+        }
+    }
+    if legs.is_empty() {
+        return Err(Error::new(
+            ErrorCode::Unavailable,
+            format!("search failed: {}", failures.join("; ")),
+        ));
+    }
+    warnings.extend(failures);
+    if legs.len() == 1 && weights.vector > 0.0 && weights.bm25 > 0.0 {
+        let only = if legs[0] == SearchLeg::Vector {
+            "vector"
+        } else {
+            "BM25"
+        };
+        warnings.push(format!("results come from {only} search only"));
+    }
+    Ok(SearchResponse {
+        hits: fuse_hits(vector_hits, bm25_hits, weights, request.top_k as usize),
+        legs,
+        warnings,
+    })
+}
+
+fn fuse_hits(
+    vector: Vec<LegHit>,
+    bm25: Vec<LegHit>,
+    weights: Weights,
+    top_k: usize,
+) -> Vec<SearchHit> {
+    let vector_ids: Vec<String> = vector.iter().map(|h| h.chunk_id.clone()).collect();
+    let bm25_ids: Vec<String> = bm25.iter().map(|h| h.chunk_id.clone()).collect();
+    let vector_by_id: HashMap<&str, &LegHit> =
+        vector.iter().map(|h| (h.chunk_id.as_str(), h)).collect();
+    let bm25_by_id: HashMap<&str, &LegHit> =
+        bm25.iter().map(|h| (h.chunk_id.as_str(), h)).collect();
+    fuse(&vector_ids, &bm25_ids, weights)
+        .into_iter()
+        .take(top_k)
+        .filter_map(|f| {
+            let v = vector_by_id.get(f.key.as_str()).copied();
+            let b = bm25_by_id.get(f.key.as_str()).copied();
+            let hit = v.or(b)?;
+            Some(SearchHit {
+                chunk_id: hit.chunk_id.clone(),
+                document_id: hit.document_id.clone(),
+                text: hit.text.clone(),
+                position: hit.position,
+                vector_score: v.map(|h| h.score as f32),
+                bm25_score: b.map(|h| h.score as f32),
+                vector_rank: f.vector_rank.map(|r| r as u32),
+                bm25_rank: f.bm25_rank.map(|r| r as u32),
+                fused_score: f.score as f32,
+                metadata: hit.metadata.clone(),
+            })
+        })
+        .collect()
+}
+
+enum Leg<'a> {
+    Vector(&'a [f32]),
+    Bm25(&'a str),
+}
+
+/// One leg as a READ query: the index procedure, the chunk's document, the filters.
+fn run_leg<T: Transport>(
+    graph: &Client<T>,
+    request: &SearchRequest,
+    candidates: u32,
+    leg: Leg<'_>,
+) -> Result<Vec<LegHit>, Error> {
+    let mut params = Map::new();
+    params.insert("candidates".into(), json!(candidates));
+    let call = match leg {
+        Leg::Vector(embedding) => {
+            params.insert("index".into(), json!(VECTOR_INDEX));
+            params.insert("embedding".into(), json!(embedding));
+            "CALL db.index.vector.queryNodes($index, $candidates, $embedding) YIELD node, score"
+        }
+        Leg::Bm25(query) => {
+            params.insert("index".into(), json!(FULLTEXT_INDEX));
+            params.insert("query".into(), json!(query));
+            "CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score"
+        }
+    };
+    let mut conditions = Vec::new();
+    if !request.document_ids.is_empty() {
+        params.insert("document_ids".into(), json!(request.document_ids));
+        conditions.push("node.document_id IN $document_ids".to_string());
+    }
+    for (i, (key, value)) in request.metadata_filter.iter().enumerate() {
+        params.insert(
+            format!("meta_key_{i}"),
+            json!(format!("{METADATA_PREFIX}{key}")),
+        );
+        params.insert(format!("meta_value_{i}"), json!(value));
+        conditions.push(format!("d[$meta_key_{i}] = $meta_value_{i}"));
+    }
+    let filter = if conditions.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", conditions.join(" AND "))
+    };
+    let statement = format!(
+        "{call} MATCH (d:Document)-[:HAS_CHUNK]->(node){filter} \
+         RETURN node.id AS chunk_id, node.document_id AS document_id, node.text AS text, \
+         node.position AS position, score, d AS document \
+         ORDER BY score DESC LIMIT $candidates"
+    );
+    let result = graph
+        .run(&statement, params, AccessMode::Read)
+        .map_err(|e| graph_error("index query failed", &e))?;
+    Ok(result.rows_as_maps().iter().filter_map(leg_hit).collect())
+}
+
+fn leg_hit(row: &std::collections::BTreeMap<String, Value>) -> Option<LegHit> {
+    let text = |k: &str| match row.get(k) {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let number = |k: &str| match row.get(k) {
+        Some(Value::Float(f)) => Some(*f),
+        Some(Value::Integer(i)) => Some(*i as f64),
+        _ => None,
+    };
+    let properties = match row.get("document") {
+        Some(Value::Node { properties, .. }) => metadata(properties),
+        _ => Vec::new(),
+    };
+    Some(LegHit {
+        chunk_id: text("chunk_id")?,
+        document_id: text("document_id")?,
+        text: text("text").unwrap_or_default(),
+        position: number("position").map_or(0, |p| p as u32),
+        score: number("score")?,
+        metadata: properties,
+    })
+}
