@@ -1,6 +1,7 @@
 //! The dispatcher: kg-agent's HTTP API. It owns routing, request parsing and the KV store,
 //! and reaches every other component through the WIT interfaces spin.toml plugs in.
 
+mod documents;
 mod health;
 mod tools;
 
@@ -31,10 +32,10 @@ fn dispatch(request: &Request) -> Result<Response, ApiError> {
         | Route::ExecuteAction { .. }
         | Route::ActionLog
         | Route::UndoAction { .. } => Err(Error::not_implemented("the action endpoints", 5).into()),
-        Route::ListDocuments
-        | Route::IngestDocument
-        | Route::DeleteDocument { .. }
-        | Route::Search => Err(Error::not_implemented("the document endpoints", 7).into()),
+        Route::ListDocuments => documents::list(),
+        Route::IngestDocument => documents::ingest(request.body()),
+        Route::DeleteDocument { id } => documents::delete(&id),
+        Route::Search => documents::search(request.body()),
         Route::Chat
         | Route::ChatStream
         | Route::ChatApprove

@@ -1,7 +1,11 @@
-//! The retriever component: binds `kg:agent/retriever`. Ingest and hybrid search arrive
-//! with issue #7.
+//! The retriever component: binds `kg:agent/retriever` to kg-retrieval, with the graph and
+//! the embeddings endpoint reached over Spin outbound HTTP.
 
-use kg_wit::types::{ComponentStatus, Error};
+mod convert;
+
+use kg_retrieval::{EmbeddingClient, EmbeddingConfig};
+use kg_spin::SpinTransport;
+use kg_wit::types::{ComponentStatus, Error, ErrorCode};
 
 wit_bindgen::generate!({
     path: "../../wit",
@@ -14,6 +18,9 @@ use exports::kg::agent::retriever::{
     SearchResponse,
 };
 
+/// Spin variables this component reads besides the graph's.
+const EMBEDDING_VARIABLES: &[&str] = &["llm_origin", "llm_base_path", "embedding_model"];
+
 struct Retriever;
 
 impl Guest for Retriever {
@@ -23,29 +30,61 @@ impl Guest for Retriever {
             env!("CARGO_PKG_VERSION"),
             vec![
                 kg_spin::configuration_check(kg_spin::NEO4J_VARIABLES),
-                kg_spin::pending_check("document ingest and hybrid search", 7),
+                kg_spin::configuration_check(EMBEDDING_VARIABLES),
+                kg_spin::graph_check(),
             ],
         )
     }
 
     fn ingest(
-        _document: DocumentInput,
-        _options: Option<ChunkingOptions>,
+        document: DocumentInput,
+        options: Option<ChunkingOptions>,
     ) -> Result<IngestReport, Error> {
-        Err(Error::not_implemented("document ingest", 7))
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let report = kg_retrieval::ingest(
+            &graph()?,
+            &embedder()?,
+            &convert::document_input(document),
+            options.map(convert::chunking_options),
+            &kg_retrieval::time::rfc3339(now),
+        )?;
+        Ok(convert::ingest_report(report))
     }
 
     fn list_documents() -> Result<Vec<DocumentInfo>, Error> {
-        Err(Error::not_implemented("document listing", 7))
+        let documents = kg_retrieval::list(&graph()?)?;
+        Ok(documents.into_iter().map(convert::document_info).collect())
     }
 
-    fn delete_document(_id: String) -> Result<bool, Error> {
-        Err(Error::not_implemented("document deletion", 7))
+    fn delete_document(id: String) -> Result<bool, Error> {
+        kg_retrieval::delete(&graph()?, &id)
     }
 
-    fn search(_request: SearchRequest) -> Result<SearchResponse, Error> {
-        Err(Error::not_implemented("hybrid search", 7))
+    fn search(request: SearchRequest) -> Result<SearchResponse, Error> {
+        let response =
+            kg_retrieval::search(&graph()?, &embedder()?, &convert::search_request(request))?;
+        Ok(convert::search_response(response))
     }
+}
+
+fn graph() -> Result<neo4j_client::Client<SpinTransport>, Error> {
+    kg_spin::graph_client().map_err(|e| Error::new(ErrorCode::Internal, e))
+}
+
+/// The embeddings endpoint: `llm_origin + llm_base_path`, model `embedding_model`.
+fn embedder() -> Result<EmbeddingClient<SpinTransport>, Error> {
+    let variable = |name| kg_spin::variable(name).map_err(|e| Error::new(ErrorCode::Internal, e));
+    Ok(EmbeddingClient::new(
+        EmbeddingConfig {
+            base_url: format!("{}{}", variable("llm_origin")?, variable("llm_base_path")?),
+            model: variable("embedding_model")?,
+            api_key: Some(variable("llm_api_key")?),
+            batch_size: kg_retrieval::embeddings::DEFAULT_BATCH_SIZE,
+        },
+        SpinTransport,
+    ))
 }
 
 export!(Retriever);
