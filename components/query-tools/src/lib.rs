@@ -1,7 +1,12 @@
 //! The query-tools component: binds `kg:agent/query-tools` to kg-graph-tools over the
-//! Neo4j Query API (spin-sdk outbound HTTP).
+//! Neo4j Query API, each request with a deadline (`timed_transport`).
+
+mod timed_transport;
 
 use kg_wit::types::{ComponentStatus, Error, ErrorCode, Json};
+use neo4j_client::Client;
+use std::time::Duration;
+use timed_transport::TimedTransport;
 
 wit_bindgen::generate!({
     path: "../../wit",
@@ -11,6 +16,18 @@ wit_bindgen::generate!({
 
 use exports::kg::agent::query_tools::{Guest, ToolResult, ToolSpec};
 
+/// Deadline per graph request unless the optional `neo4j_query_timeout_ms` variable says
+/// otherwise (declare it in spin.toml to change it).
+const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn query_timeout() -> Duration {
+    kg_spin::variable("neo4j_query_timeout_ms")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map_or(DEFAULT_QUERY_TIMEOUT, Duration::from_millis)
+}
+
 struct QueryTools;
 
 impl Guest for QueryTools {
@@ -18,7 +35,6 @@ impl Guest for QueryTools {
         let checks = vec![
             kg_spin::configuration_check(kg_spin::NEO4J_VARIABLES),
             kg_spin::graph_check(),
-            kg_spin::pending_check("describe_class and read-only Cypher", 4),
         ];
         kg_spin::status("query-tools", env!("CARGO_PKG_VERSION"), checks)
     }
@@ -35,8 +51,14 @@ impl Guest for QueryTools {
     }
 
     fn call_tool(name: String, arguments: Json) -> Result<ToolResult, Error> {
-        let client = kg_spin::graph_client().map_err(|e| Error::new(ErrorCode::Internal, e))?;
-        let output = kg_graph_tools::call(&client, &name, &arguments)?;
+        let config = kg_spin::graph_client()
+            .map_err(|e| Error::new(ErrorCode::Internal, e))?
+            .config()
+            .clone();
+        let deadline = query_timeout();
+        let client = Client::new(config, TimedTransport { deadline });
+        let output =
+            kg_graph_tools::call(&client, &TimedTransport { deadline }, &name, &arguments)?;
         Ok(ToolResult {
             data: output.data.to_string(),
             summary: output.summary,

@@ -28,9 +28,16 @@ pub fn object(tool: &str, text: &str, allowed: &[&str]) -> Result<Map<String, Va
     Ok(args)
 }
 
+/// The longest string any argument may be: far above any name or query a tool takes, far
+/// below the 1 MiB request cap, so an oversized argument is a 400 naming it.
+pub const MAX_STRING_CHARS: usize = 10_000;
+
 pub fn optional_string(args: &Map<String, Value>, name: &str) -> Result<Option<String>, Error> {
     match args.get(name) {
         None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.chars().count() > MAX_STRING_CHARS => Err(invalid(format!(
+            "`{name}` is longer than {MAX_STRING_CHARS} characters"
+        ))),
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_string())),
         Some(Value::String(_)) => Err(invalid(format!("`{name}` must not be empty"))),
         Some(other) => Err(invalid(format!("`{name}` must be a string, got {other}"))),

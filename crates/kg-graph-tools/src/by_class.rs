@@ -86,6 +86,12 @@ fn condition(index: usize, filter: &Json) -> Result<(String, Json), Error> {
         }
     };
     let value = match f.get("value") {
+        Some(Json::String(s)) if s.chars().count() > args::MAX_STRING_CHARS => {
+            return Err(args::invalid(format!(
+                "filters[{index}].value is longer than {} characters",
+                args::MAX_STRING_CHARS
+            )));
+        }
         Some(v @ (Json::String(_) | Json::Number(_) | Json::Bool(_))) => v.clone(),
         _ => {
             return Err(args::invalid(format!(

@@ -1,6 +1,8 @@
-//! The tool catalog: specs for LLM tool calling and dispatch by name.
+//! The tool catalog: specs for LLM tool calling and dispatch by name. Every answer passes
+//! the byte cap here, whatever the tool.
 
-use crate::{by_class, neighbors, ontology, path, search, statistics};
+use crate::byte_cap::{MAX_RESULT_BYTES, cap};
+use crate::{by_class, describe, neighbors, ontology, path, read_cypher, search, statistics};
 use kg_wit::types::{Error, ErrorCode, GraphData};
 use neo4j_client::{Client, Transport};
 use serde_json::{Value as Json, json};
@@ -15,26 +17,28 @@ pub struct ToolOutput {
     pub truncated: bool,
 }
 
-/// Tools the query-tools issue (#4) builds next; named so a call says so plainly.
-const PLANNED: [&str; 2] = ["describe_class", "run_read_cypher"];
-
-/// (name, description, JSON Schema of the arguments) of every implemented tool.
+/// (name, description, JSON Schema of the arguments) of every tool.
 pub fn specs() -> Vec<(&'static str, &'static str, Json)> {
     let mut specs = vec![search::spec()];
     specs.push(by_class::spec());
     specs.push(neighbors::spec());
     specs.push(path::spec());
     specs.extend(ontology::specs());
+    specs.push(describe::spec());
     specs.push(statistics::spec());
+    specs.push(read_cypher::spec());
     specs
 }
 
+/// Runs tool `name`. `transport` is the client's own transport, for the one request the
+/// client does not model (run_read_cypher's `EXPLAIN` plan).
 pub fn call<T: Transport>(
     client: &Client<T>,
+    transport: &T,
     name: &str,
     arguments: &str,
 ) -> Result<ToolOutput, Error> {
-    match name {
+    let mut output = match name {
         statistics::NAME => statistics::run(client, arguments),
         search::NAME => search::run(client, arguments),
         by_class::NAME => by_class::run(client, arguments),
@@ -42,19 +46,41 @@ pub fn call<T: Transport>(
         path::NAME => path::run(client, arguments),
         ontology::CLASSES => ontology::classes(client, arguments),
         ontology::RELATIONSHIPS => ontology::relationships(client, arguments),
-        planned if PLANNED.contains(&planned) => {
-            Err(Error::not_implemented(&format!("tool `{planned}`"), 4))
-        }
+        describe::NAME => describe::run(client, arguments),
+        read_cypher::NAME => read_cypher::run(client, transport, arguments),
         unknown => {
-            let names: Vec<String> = specs()
-                .iter()
-                .map(|s| s.0.to_string())
-                .chain(PLANNED.iter().map(|s| s.to_string()))
-                .collect();
+            let names: Vec<String> = specs().iter().map(|s| s.0.to_string()).collect();
             let suggestions = crate::close_matches(unknown, &names);
             let mut e = Error::new(ErrorCode::NotFound, format!("no tool `{unknown}`"));
             e.detail = Some(json!({"did_you_mean": suggestions, "tools": names}).to_string());
             Err(e)
         }
+    }?;
+    if cap(&mut output.data, MAX_RESULT_BYTES) {
+        output.truncated = true;
+        output
+            .summary
+            .push_str(" (cut to fit the result size limit)");
     }
+    if let Some(graph) = &mut output.graph {
+        // The subgraph is for drawing: beyond the cap's worth of nodes it is not useful.
+        let mut size: usize = 0;
+        let keep = graph
+            .nodes
+            .iter()
+            .take_while(|n| {
+                size += n.properties.len() + n.caption.len() + n.id.len();
+                size <= MAX_RESULT_BYTES
+            })
+            .count();
+        if keep < graph.nodes.len() {
+            graph.nodes.truncate(keep);
+            let ids: Vec<&String> = graph.nodes.iter().map(|n| &n.id).collect();
+            graph
+                .edges
+                .retain(|e| ids.contains(&&e.source) && ids.contains(&&e.target));
+            output.truncated = true;
+        }
+    }
+    Ok(output)
 }

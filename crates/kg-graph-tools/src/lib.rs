@@ -1,20 +1,28 @@
 //! The query tools' logic, free of Spin: each tool checks its arguments, builds
 //! parameterised Cypher (labels only after checking them against the live schema), runs it
-//! in READ mode with a LIMIT, and shapes a compact result.
+//! in READ mode with a LIMIT, and shapes a compact result of at most 256 KiB.
+//! `run_read_cypher` takes Cypher from outside behind the layered guard (`guard`,
+//! `explain`).
 
 mod args;
 mod by_class;
+mod byte_cap;
 mod catalog;
 mod cypher;
+mod describe;
+mod explain;
 mod graph_error;
+pub mod guard;
 mod instance;
 mod neighbors;
 mod ontology;
 mod path;
+mod read_cypher;
 mod schema;
 mod search;
 mod statistics;
 
+pub use byte_cap::MAX_RESULT_BYTES;
 pub use catalog::{ToolOutput, call, specs};
 pub use graph_error::graph_error;
 pub use schema::close_matches;

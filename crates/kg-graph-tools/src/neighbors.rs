@@ -68,8 +68,13 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
             .iter()
             .map(|t| {
                 t.as_str()
+                    .filter(|s| s.chars().count() <= 200)
                     .map(str::to_string)
-                    .ok_or_else(|| args::invalid("`relationship_types` must be strings"))
+                    .ok_or_else(|| {
+                        args::invalid(
+                            "`relationship_types` must be strings of at most 200 characters",
+                        )
+                    })
             })
             .collect::<Result<_, _>>()?,
         Some(_) => {

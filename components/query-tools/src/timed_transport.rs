@@ -1,0 +1,184 @@
+//! neo4j-client's transport over WASI HTTP with a deadline per query. spin-sdk's `send`
+//! passes no request options, so this sends through `wasi:http/outgoing-handler` itself,
+//! with connect, first-byte and between-bytes timeouts (Spin and devhost both honour them),
+//! and stops reading a body that is still arriving when the deadline passes.
+//!
+//! Why at the HTTP level: the Query API v2 request has no timeout field, and Cypher has no
+//! per-statement timeout; Neo4j bounds a query only by its transaction timeout (the
+//! server's `db.transaction.timeout`, or a driver's transaction config over Bolt). When the
+//! deadline passes here the tool answers 504, and Neo4j stops the query at its own limit.
+
+use neo4j_client::{
+    HttpRequest, HttpResponse, Method, Transport, TransportError, TransportErrorKind,
+};
+use std::time::Duration;
+use wasi::clocks::monotonic_clock;
+use wasi::http::outgoing_handler;
+use wasi::http::types::{
+    ErrorCode, Fields, IncomingBody, Method as WasiMethod, OutgoingBody, OutgoingRequest,
+    RequestOptions, Scheme,
+};
+use wasi::io::streams::StreamError;
+
+pub struct TimedTransport {
+    pub deadline: Duration,
+}
+
+impl Transport for TimedTransport {
+    fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
+        let started = monotonic_clock::now();
+        let deadline_ns = u64::try_from(self.deadline.as_nanos()).unwrap_or(u64::MAX);
+        let (scheme, authority, path) = split_url(&request.url)?;
+        let headers: Vec<(String, Vec<u8>)> = request
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone().into_bytes()))
+            .collect();
+        let fields = Fields::from_list(&headers)
+            .map_err(|e| other(format!("invalid request header: {e:?}")))?;
+        let outgoing = OutgoingRequest::new(fields);
+        let method = match request.method {
+            Method::Get => WasiMethod::Get,
+            Method::Post => WasiMethod::Post,
+            Method::Delete => WasiMethod::Delete,
+        };
+        let set =
+            |ok: Result<(), ()>, what: &str| ok.map_err(|()| other(format!("invalid {what}")));
+        set(outgoing.set_method(&method), "method")?;
+        set(outgoing.set_scheme(Some(&scheme)), "scheme")?;
+        set(outgoing.set_authority(Some(authority)), "authority")?;
+        set(outgoing.set_path_with_query(Some(path)), "path")?;
+        let body = outgoing
+            .body()
+            .map_err(|()| other("request body unavailable".into()))?;
+
+        let options = RequestOptions::new();
+        // A host that does not support an option keeps its default; the overall deadline
+        // below still holds for the body.
+        let _ = options.set_connect_timeout(Some(deadline_ns));
+        let _ = options.set_first_byte_timeout(Some(deadline_ns));
+        let _ = options.set_between_bytes_timeout(Some(deadline_ns));
+        let future = outgoing_handler::handle(outgoing, Some(options)).map_err(transport_error)?;
+
+        // The body goes after the request has started, as spin-sdk does: a body larger than
+        // the host's buffer could otherwise block before anything is sent.
+        {
+            let stream = body
+                .write()
+                .map_err(|()| other("request body stream unavailable".into()))?;
+            for chunk in request.body.as_deref().unwrap_or_default().chunks(4096) {
+                stream.blocking_write_and_flush(chunk).map_err(|e| {
+                    TransportError {
+                        kind: TransportErrorKind::Connect,
+                        message: format!("request body could not be sent: {e:?} (the connection closed, or the host is not in allowed_outbound_hosts)"),
+                    }
+                })?;
+            }
+        }
+        OutgoingBody::finish(body, None).map_err(transport_error)?;
+
+        future.subscribe().block();
+        let response = match future.get() {
+            Some(Ok(Ok(response))) => response,
+            Some(Ok(Err(code))) => return Err(transport_error(code)),
+            Some(Err(())) | None => return Err(other("the response was already taken".into())),
+        };
+        let status = response.status();
+        let headers = response
+            .headers()
+            .entries()
+            .into_iter()
+            .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
+            .collect();
+        let incoming = response
+            .consume()
+            .map_err(|()| other("response body unavailable".into()))?;
+        let body = read_body(&incoming, started, deadline_ns)?;
+        drop(IncomingBody::finish(incoming));
+        Ok(HttpResponse {
+            status,
+            headers,
+            body,
+        })
+    }
+}
+
+fn read_body(
+    incoming: &IncomingBody,
+    started: u64,
+    deadline_ns: u64,
+) -> Result<Vec<u8>, TransportError> {
+    let stream = incoming
+        .stream()
+        .map_err(|()| other("response body stream unavailable".into()))?;
+    let mut body = Vec::new();
+    loop {
+        if monotonic_clock::now().saturating_sub(started) > deadline_ns {
+            return Err(TransportError {
+                kind: TransportErrorKind::Timeout,
+                message: format!(
+                    "the graph's answer did not arrive within {} ms",
+                    deadline_ns / 1_000_000
+                ),
+            });
+        }
+        match stream.blocking_read(64 * 1024) {
+            Ok(chunk) => body.extend_from_slice(&chunk),
+            Err(StreamError::Closed) => return Ok(body),
+            Err(StreamError::LastOperationFailed(e)) => {
+                return Err(other(format!(
+                    "reading the answer failed: {}",
+                    e.to_debug_string()
+                )));
+            }
+        }
+    }
+}
+
+/// `scheme://authority/path?query` → its parts.
+fn split_url(url: &str) -> Result<(Scheme, &str, &str), TransportError> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| other(format!("not an absolute URL: {url}")))?;
+    let scheme = match scheme {
+        "http" => Scheme::Http,
+        "https" => Scheme::Https,
+        other => Scheme::Other(other.to_string()),
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    Ok((scheme, authority, path))
+}
+
+fn other(message: String) -> TransportError {
+    TransportError {
+        kind: TransportErrorKind::Other,
+        message,
+    }
+}
+
+fn transport_error(code: ErrorCode) -> TransportError {
+    let kind = match &code {
+        ErrorCode::HttpRequestDenied => TransportErrorKind::Denied,
+        ErrorCode::DnsTimeout
+        | ErrorCode::ConnectionTimeout
+        | ErrorCode::ConnectionReadTimeout
+        | ErrorCode::ConnectionWriteTimeout
+        | ErrorCode::HttpResponseTimeout => TransportErrorKind::Timeout,
+        ErrorCode::DnsError(_)
+        | ErrorCode::DestinationNotFound
+        | ErrorCode::DestinationUnavailable
+        | ErrorCode::DestinationIpProhibited
+        | ErrorCode::DestinationIpUnroutable
+        | ErrorCode::ConnectionRefused
+        | ErrorCode::ConnectionTerminated
+        | ErrorCode::ConnectionLimitReached => TransportErrorKind::Connect,
+        _ => TransportErrorKind::Other,
+    };
+    TransportError {
+        kind,
+        message: format!("{code:?}"),
+    }
+}

@@ -1,0 +1,248 @@
+//! `describe_class`: one class in full — its description (from the ontology, when there is
+//! one), its properties with the value types observed on a sample of instances, its
+//! relationships in and out with the class at the other end, its instance count and a few
+//! sample instances.
+//!
+//! `available_actions` is always `null` here: the action catalog belongs to the
+//! action-executor component (issue #5) and components cannot call each other, so the
+//! dispatcher fills the field in from that catalog when it merges the two answers.
+
+use crate::args;
+use crate::catalog::ToolOutput;
+use crate::cypher::quote_name;
+use crate::graph_error::graph_error;
+use crate::neighbors::graph_node;
+use crate::schema::{labels, require_label};
+use kg_wit::types::{Error, GraphData};
+use neo4j_client::{AccessMode, Client, Transport, Value};
+use serde_json::{Map, Value as Json, json};
+use std::collections::BTreeMap;
+
+pub const NAME: &str = "describe_class";
+/// Instances whose properties are sampled for names and types.
+const PROPERTY_SAMPLE: usize = 100;
+/// Relationships sampled per direction for the classes at the other end.
+const RELATIONSHIP_SAMPLE: usize = 10_000;
+
+pub fn spec() -> (&'static str, &'static str, Json) {
+    (
+        NAME,
+        "Describe one class (label): description, properties with their types, relationships in and out with the class at the other end, instance count, sample instances. `available_actions` lists the actions that can run on its instances (filled in by the agent from the action catalog; null when not merged).",
+        json!({
+            "type": "object",
+            "properties": {
+                "class_name": {"type": "string", "description": "The class (label), e.g. \"PurchaseOrder\"."},
+                "sample_size": {"type": "integer", "minimum": 0, "maximum": 10, "default": 3, "description": "Sample instances to include."}
+            },
+            "required": ["class_name"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutput, Error> {
+    let args = args::object(NAME, arguments, &["class_name", "sample_size"])?;
+    let class = args::optional_string(&args, "class_name")?
+        .ok_or_else(|| args::invalid("`class_name` is required"))?;
+    let sample_size = args::optional_integer(&args, "sample_size", 3, 0, 10)?;
+    let known = labels(client).map_err(graph_error)?;
+    require_label(&class, &known)?;
+    let label = quote_name(&class);
+    let read = |statement: &str, params: Map<String, Json>| {
+        client
+            .run(statement, params, AccessMode::Read)
+            .map_err(graph_error)
+    };
+    let by_name = || {
+        let mut p = Map::new();
+        p.insert("name".into(), json!(class));
+        p
+    };
+
+    let has_ontology = known.iter().any(|l| l == "OntologyClass");
+    let (description, declared) = if has_ontology {
+        let r = read(
+            "MATCH (c:OntologyClass) WHERE c.name = $name RETURN c.description, c.properties LIMIT 1",
+            by_name(),
+        )?;
+        let row = r.rows.first();
+        let description = row
+            .and_then(|r| r.first())
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let declared: BTreeMap<String, String> = match row.and_then(|r| r.get(1)) {
+            Some(Value::List(items)) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .filter_map(|p| p.split_once(':'))
+                .map(|(n, t)| (n.to_string(), t.to_string()))
+                .collect(),
+            _ => BTreeMap::new(),
+        };
+        (description, declared)
+    } else {
+        (None, BTreeMap::new())
+    };
+
+    let properties = properties(&read, &label, &declared)?;
+    let mut relationships = Vec::new();
+    for (direction, pattern) in [("out", "(n)-[r]->(m)"), ("in", "(n)<-[r]-(m)")] {
+        let statement = format!(
+            "MATCH (n:{label}) MATCH {pattern} WITH type(r) AS type, labels(m) AS others LIMIT {RELATIONSHIP_SAMPLE} \
+             UNWIND others AS other RETURN type, other, count(*) AS count ORDER BY type, other LIMIT 200"
+        );
+        for row in read(&statement, Map::new())?.rows {
+            let (Some(rel_type), Some(other)) = (
+                row.first().and_then(Value::as_str),
+                row.get(1).and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            relationships.push(json!({
+                "direction": direction,
+                "type": rel_type,
+                "other_class": other,
+                "count": row.get(2).and_then(Value::as_i64),
+            }));
+        }
+    }
+    if known.iter().any(|l| l == "OntologyRelationship") {
+        let r = read(
+            "MATCH (r:OntologyRelationship) WHERE r.source = $name OR r.target = $name RETURN r.name, r.source, r.target, r.description LIMIT 200",
+            by_name(),
+        )?;
+        for row in &r.rows {
+            let text = |i: usize| row.get(i).and_then(Value::as_str).unwrap_or_default();
+            for rel in relationships.iter_mut() {
+                let (source, target) = if rel["direction"] == "out" {
+                    (
+                        class.as_str(),
+                        rel["other_class"].as_str().unwrap_or_default(),
+                    )
+                } else {
+                    (
+                        rel["other_class"].as_str().unwrap_or_default(),
+                        class.as_str(),
+                    )
+                };
+                if rel["type"] == text(0) && source == text(1) && target == text(2) {
+                    rel["description"] = json!(text(3));
+                }
+            }
+        }
+    }
+
+    let count = read(
+        &format!("MATCH (n:{label}) RETURN count(n) AS count LIMIT 1"),
+        Map::new(),
+    )?
+    .rows
+    .first()
+    .and_then(|r| r.first())
+    .and_then(Value::as_i64)
+    .unwrap_or(0);
+    let mut samples = Vec::new();
+    let mut nodes = Vec::new();
+    if sample_size > 0 {
+        let mut params = Map::new();
+        params.insert("limit".into(), json!(sample_size));
+        let r = read(
+            &format!("MATCH (n:{label}) RETURN n ORDER BY n.id, n.name LIMIT $limit"),
+            params,
+        )?;
+        for value in r.rows.iter().filter_map(|row| row.first()) {
+            if let Some(node) = graph_node(value) {
+                samples.push(json!({
+                    "element_id": node.id,
+                    "caption": node.caption,
+                    "properties": serde_json::from_str::<Json>(&node.properties).unwrap_or(Json::Null),
+                }));
+                nodes.push(node);
+            }
+        }
+    }
+    let summary = format!(
+        "{class}: {count} instances, {} properties, {} relationship kinds{}",
+        properties.len(),
+        relationships.len(),
+        description
+            .as_deref()
+            .map(|d| format!(" — {d}"))
+            .unwrap_or_default()
+    );
+    Ok(ToolOutput {
+        data: json!({
+            "class": class,
+            "description": description,
+            "instance_count": count,
+            "properties": properties,
+            "relationships": relationships,
+            "samples": samples,
+            "available_actions": Json::Null,
+        }),
+        summary,
+        graph: (!nodes.is_empty()).then(|| GraphData {
+            nodes,
+            edges: Vec::new(),
+        }),
+        truncated: false,
+    })
+}
+
+/// Property names and the value types seen on a sample of instances, with the ontology's
+/// declared type where it has one.
+/// Runs one READ statement.
+type Read<'a> = &'a dyn Fn(&str, Map<String, Json>) -> Result<neo4j_client::QueryResult, Error>;
+
+fn properties(
+    read: Read,
+    label: &str,
+    declared: &BTreeMap<String, String>,
+) -> Result<Vec<Json>, Error> {
+    let statement = format!(
+        "MATCH (n:{label}) WITH n LIMIT {PROPERTY_SAMPLE} UNWIND keys(n) AS key RETURN key, n[key] AS value LIMIT 5000"
+    );
+    let mut seen: BTreeMap<String, (usize, Vec<&'static str>)> = BTreeMap::new();
+    for row in read(&statement, Map::new())?.rows {
+        let Some(key) = row.first().and_then(Value::as_str) else {
+            continue;
+        };
+        let entry = seen.entry(key.to_string()).or_default();
+        entry.0 += 1;
+        let kind = row.get(1).map_or("null", type_name);
+        if !entry.1.contains(&kind) {
+            entry.1.push(kind);
+        }
+    }
+    for name in declared.keys() {
+        seen.entry(name.clone()).or_default();
+    }
+    Ok(seen
+        .into_iter()
+        .map(|(name, (present, types))| {
+            json!({
+                "name": name,
+                "declared_type": declared.get(&name),
+                "observed_types": types,
+                "present_in_sample": present,
+            })
+        })
+        .collect())
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Boolean(_) => "boolean",
+        Value::Integer(_) => "integer",
+        Value::Float(_) => "float",
+        Value::String(_) => "string",
+        Value::Bytes(_) => "bytes",
+        Value::List(_) => "list",
+        Value::Map(_) => "map",
+        Value::Node { .. } | Value::Relationship { .. } | Value::Path { .. } => "graph",
+        Value::Temporal { .. } => "temporal",
+        Value::Point(_) => "point",
+        Value::Unknown { .. } => "unknown",
+    }
+}
