@@ -1,7 +1,22 @@
-//! The action-executor component: binds `kg:agent/action-executor`. The catalog and the
-//! executor arrive with issue #5.
+//! The action-executor component: binds `kg:agent/action-executor` to kg-actions over the
+//! Neo4j Query API. The catalog is validated on load; every execution runs chunked
+//! statements that check and apply atomically (see `kg_actions::statement`).
 
-use kg_wit::types::{BatchSummary, ComponentStatus, EntityOutcome, Error, Json};
+mod catalog;
+mod clock;
+mod runner;
+mod spec;
+
+use kg_actions::batch::{Batch, BatchOptions};
+use kg_actions::catalog::resolve_parameters;
+use kg_actions::log::{entries_statement, page_statement, records, undo_statement};
+use kg_actions::outcome::validations;
+use kg_actions::statement::{ActionPlan, RunContext};
+use kg_graph_error::graph_error;
+use kg_wit::types::{BatchSummary, ComponentStatus, EntityOutcome, Error, ErrorCode, Json};
+use neo4j_client::{AccessMode, Value};
+use runner::{Poll, Run, Shared};
+use serde_json::Value as JsonValue;
 
 wit_bindgen::generate!({
     path: "../../wit",
@@ -11,72 +26,377 @@ wit_bindgen::generate!({
 
 use exports::kg::agent::action_executor::{
     ActionSpec, ActionSummary, BatchPoll, BatchRun, ExecutionRequest, Guest, GuestBatchRun,
-    LogPage, Validation,
+    LogEntry, LogPage, PreconditionCheck, Validation,
 };
+
+/// Most distinct entities one request may name.
+const MAX_ENTITIES: usize = 10_000;
+const MAX_ID_BYTES: usize = 200;
 
 struct ActionExecutor;
 
-/// Never constructed until batch execution exists; `start_batch` refuses first.
-struct PendingBatch;
-
-impl GuestBatchRun for PendingBatch {
+impl GuestBatchRun for Run {
     fn total(&self) -> u32 {
-        0
+        Run::total(self)
     }
 
-    fn next(&self, _wait_ms: u32) -> Result<BatchPoll, Error> {
-        Err(Error::not_implemented("batch execution", 5))
+    fn next(&self, wait_ms: u32) -> Result<BatchPoll, Error> {
+        Ok(match Run::next(self, wait_ms.min(60_000)) {
+            Poll::Progress(outcomes) => BatchPoll::Progress(outcomes),
+            Poll::Pending => BatchPoll::Pending,
+            Poll::Finished(summary) => BatchPoll::Finished(summary),
+        })
     }
 
-    fn cancel(&self) {}
+    fn cancel(&self) {
+        Run::cancel(self)
+    }
 }
 
 impl Guest for ActionExecutor {
-    type BatchRun = PendingBatch;
+    type BatchRun = Run;
 
     fn status() -> ComponentStatus {
+        let catalog = match catalog::catalog() {
+            Ok(c) => kg_wit::types::Check {
+                name: "catalog".into(),
+                ok: true,
+                detail: format!(
+                    "{} actions on {} entity types",
+                    c.actions.len(),
+                    c.entities.len()
+                ),
+            },
+            Err(e) => kg_wit::types::Check {
+                name: "catalog".into(),
+                ok: false,
+                detail: e.message,
+            },
+        };
         kg_spin::status(
             "action-executor",
             env!("CARGO_PKG_VERSION"),
             vec![
                 kg_spin::configuration_check(kg_spin::NEO4J_VARIABLES),
-                kg_spin::pending_check("action catalog and execution", 5),
+                catalog,
             ],
         )
     }
 
-    fn list_actions(_entity_type: Option<String>) -> Result<Vec<ActionSummary>, Error> {
-        Err(Error::not_implemented("the action catalog", 5))
+    fn list_actions(entity_type: Option<String>) -> Result<Vec<ActionSummary>, Error> {
+        let catalog = catalog::catalog()?;
+        if let Some(t) = &entity_type
+            && catalog.entity(t).is_none()
+        {
+            let mut e = Error::new(
+                ErrorCode::NotFound,
+                format!("no entity type `{t}` has actions"),
+            );
+            let known: Vec<&String> = catalog.entities.keys().collect();
+            e.detail = Some(serde_json::json!({"entity_types": known}).to_string());
+            return Err(e);
+        }
+        Ok(catalog
+            .actions
+            .iter()
+            .filter(|a| entity_type.as_ref().is_none_or(|t| &a.entity == t))
+            .map(spec::summary)
+            .collect())
     }
 
-    fn get_action(_entity_type: String, _action_name: String) -> Result<ActionSpec, Error> {
-        Err(Error::not_implemented("the action catalog", 5))
+    fn get_action(entity_type: String, action_name: String) -> Result<ActionSpec, Error> {
+        let catalog = catalog::catalog()?;
+        Ok(spec::spec(catalog::find(
+            &catalog,
+            &entity_type,
+            &action_name,
+        )?))
     }
 
     fn validate(
-        _entity_type: String,
-        _action_name: String,
-        _entity_ids: Vec<String>,
-        _parameters: Json,
+        entity_type: String,
+        action_name: String,
+        entity_ids: Vec<String>,
+        parameters: Json,
     ) -> Result<Vec<Validation>, Error> {
-        Err(Error::not_implemented("precondition validation", 5))
+        let catalog = catalog::catalog()?;
+        let action = catalog::find(&catalog, &entity_type, &action_name)?;
+        check_ids(&entity_ids)?;
+        let given = parse_parameters(&parameters)?;
+        let resolved = resolve_parameters(action, &given).map_err(invalid)?;
+        let plan = ActionPlan::new(&catalog, action);
+        let mut ids = entity_ids.clone();
+        ids.sort();
+        ids.dedup();
+        let mut statement = plan.validate_statement(&ids);
+        for (name, value) in resolved {
+            statement.params.insert(format!("p_{name}"), value);
+        }
+        statement
+            .params
+            .insert("now".into(), clock::now_rfc3339().into());
+        statement.params.insert(
+            "today".into(),
+            clock::now_rfc3339()[..10].to_string().into(),
+        );
+        let client = client()?;
+        let result = client
+            .run(&statement.text, statement.params, AccessMode::Read)
+            .map_err(graph_error)?;
+        let by_id: std::collections::BTreeMap<String, kg_actions::outcome::Validation> =
+            validations(&plan, &result)
+                .into_iter()
+                .map(|v| (v.entity_id.clone(), v))
+                .collect();
+        let mut seen = std::collections::HashSet::new();
+        Ok(entity_ids
+            .iter()
+            .filter(|id| seen.insert(id.as_str()))
+            .map(|id| match by_id.get(id) {
+                Some(v) => Validation {
+                    entity_id: v.entity_id.clone(),
+                    found: v.found,
+                    can_execute: v.can_execute,
+                    checks: v
+                        .checks
+                        .iter()
+                        .map(|c| PreconditionCheck {
+                            name: c.name.clone(),
+                            passed: c.passed,
+                            message: c.message.clone(),
+                        })
+                        .collect(),
+                },
+                None => Validation {
+                    entity_id: id.clone(),
+                    found: false,
+                    can_execute: false,
+                    checks: Vec::new(),
+                },
+            })
+            .collect())
     }
 
-    fn execute(_request: ExecutionRequest) -> Result<BatchSummary, Error> {
-        Err(Error::not_implemented("action execution", 5))
+    fn execute(request: ExecutionRequest) -> Result<BatchSummary, Error> {
+        Ok(start(request)?.finish())
     }
 
-    fn start_batch(_request: ExecutionRequest) -> Result<BatchRun, Error> {
-        Err(Error::not_implemented("batch execution", 5))
+    fn start_batch(request: ExecutionRequest) -> Result<BatchRun, Error> {
+        Ok(BatchRun::new(start(request)?))
     }
 
-    fn action_log(_cursor: Option<String>, _limit: u32) -> Result<LogPage, Error> {
-        Err(Error::not_implemented("the action log", 5))
+    fn action_log(cursor: Option<String>, limit: u32) -> Result<LogPage, Error> {
+        if !(1..=200).contains(&limit) {
+            return Err(invalid(format!(
+                "`limit` must be from 1 to 200, got {limit}"
+            )));
+        }
+        let parsed = match &cursor {
+            None => None,
+            Some(c) => Some(
+                c.split_once('|')
+                    .ok_or_else(|| invalid("`cursor` is not one this service issued".into()))?,
+            ),
+        };
+        let statement = page_statement(parsed, limit);
+        let result = client()?
+            .run(&statement.text, statement.params, AccessMode::Read)
+            .map_err(graph_error)?;
+        let mut entries = records(&result);
+        let more = entries.len() > limit as usize;
+        entries.truncate(limit as usize);
+        let next_cursor = more
+            .then(|| entries.last().map(|e| format!("{}|{}", e.at, e.id)))
+            .flatten();
+        Ok(LogPage {
+            entries: entries
+                .into_iter()
+                .map(|e| LogEntry {
+                    changes: e.changes.iter().map(|c| c.to_wit()).collect(),
+                    id: e.id,
+                    entity_type: e.entity_type,
+                    action_name: e.action_name,
+                    entity_id: e.entity_id,
+                    parameters: e.parameters,
+                    idempotency_key: e.idempotency_key,
+                    actor: e.actor,
+                    at: e.at,
+                    undone_by: e.undone_by,
+                })
+                .collect(),
+            next_cursor,
+        })
     }
 
-    fn undo(_log_id: String, _actor: Option<String>) -> Result<EntityOutcome, Error> {
-        Err(Error::not_implemented("undo", 5))
+    fn undo(log_id: String, actor: Option<String>) -> Result<EntityOutcome, Error> {
+        if log_id.is_empty() || log_id.len() > MAX_ID_BYTES {
+            return Err(invalid("`log_id` must be 1 to 200 bytes".into()));
+        }
+        let catalog = catalog::catalog()?;
+        let client = client()?;
+        let statement = entries_statement(std::slice::from_ref(&log_id));
+        let found = client
+            .run(&statement.text, statement.params, AccessMode::Read)
+            .map_err(graph_error)?;
+        let record = records(&found).into_iter().next().ok_or_else(|| {
+            Error::new(
+                ErrorCode::NotFound,
+                format!("no action-log entry `{log_id}`"),
+            )
+        })?;
+        if let Some(by) = &record.undone_by {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!("log entry `{log_id}` was already undone by `{by}`"),
+            ));
+        }
+        if record.action_name.starts_with("undo:") {
+            return Err(invalid(format!(
+                "`{log_id}` is itself an undo; run the action again instead"
+            )));
+        }
+        let undo_id = clock::unique_id("UNDO");
+        let statement = undo_statement(
+            &catalog,
+            &record,
+            &undo_id,
+            actor.as_deref(),
+            &clock::now_rfc3339(),
+        )
+        .map_err(|m| Error::new(ErrorCode::Conflict, m))?;
+        let result = client
+            .run(&statement.text, statement.params, AccessMode::Write)
+            .map_err(graph_error)?;
+        let ok = result
+            .rows_as_maps()
+            .first()
+            .is_some_and(|r| matches!(r.get("ok"), Some(Value::Boolean(true))));
+        if !ok {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                format!(
+                    "cannot undo `{log_id}`: {} `{}` changed since (or the entry was undone concurrently)",
+                    record.entity_type, record.entity_id
+                ),
+            ));
+        }
+        Ok(EntityOutcome {
+            entity_id: record.entity_id.clone(),
+            success: true,
+            changes: record
+                .changes
+                .iter()
+                .map(|c| kg_wit::types::PropertyChange {
+                    entity_id: c.entity_id.clone(),
+                    property: c.property.clone(),
+                    before: c.after.clone(),
+                    after: c.before.clone(),
+                })
+                .collect(),
+            failure: None,
+            log_id: Some(undo_id),
+            replayed: false,
+        })
     }
+}
+
+/// Checks a request and sets up its run (nothing is sent until the first pull).
+fn start(request: ExecutionRequest) -> Result<Run, Error> {
+    let catalog = catalog::catalog()?;
+    let action = catalog::find(&catalog, &request.entity_type, &request.action_name)?;
+    check_ids(&request.entity_ids)?;
+    let given = parse_parameters(&request.parameters)?;
+    let parameters = resolve_parameters(action, &given).map_err(invalid)?;
+    if action.requires_approval
+        && request
+            .approval_token
+            .as_deref()
+            .is_none_or(|t| t.trim().is_empty())
+    {
+        return Err(Error::new(
+            ErrorCode::Denied,
+            format!(
+                "{}.{} requires approval: pass an approval token",
+                action.entity, action.name
+            ),
+        ));
+    }
+    let options = match request.options {
+        None => BatchOptions::default(),
+        Some(o) => BatchOptions {
+            max_concurrent: o.max_concurrent,
+            chunk_size: o.chunk_size,
+            chunk_timeout_ms: o.chunk_timeout_ms,
+            max_retries: o.max_retries,
+        },
+    };
+    options.validate().map_err(invalid)?;
+    let key = match request.idempotency_key {
+        Some(k) if !k.trim().is_empty() && k.len() <= MAX_ID_BYTES => k,
+        Some(_) => return Err(invalid("`idempotency_key` must be 1 to 200 bytes".into())),
+        None => clock::unique_id("KEY"),
+    };
+    let batch = Batch::new(
+        &action.entity,
+        &action.name,
+        &request.entity_ids,
+        &clock::unique_id("LOG"),
+        options,
+    );
+    let shared = Shared {
+        plan: ActionPlan::new(&catalog, action),
+        client: client()?,
+        run: RunContext {
+            idempotency_key: key,
+            parameters,
+            actor: request.actor,
+            now: clock::now_rfc3339(),
+        },
+        chunk_timeout_ms: options.chunk_timeout_ms,
+    };
+    Ok(Run::new(shared, batch))
+}
+
+fn check_ids(ids: &[String]) -> Result<(), Error> {
+    if ids.is_empty() {
+        return Err(invalid("`entity_ids` must name at least one entity".into()));
+    }
+    if ids.len() > MAX_ENTITIES {
+        return Err(invalid(format!(
+            "`entity_ids` names {} entities; at most {MAX_ENTITIES} per request",
+            ids.len()
+        )));
+    }
+    if let Some(bad) = ids
+        .iter()
+        .find(|id| id.trim().is_empty() || id.len() > MAX_ID_BYTES)
+    {
+        return Err(invalid(format!(
+            "`entity_ids`: every id must be 1 to {MAX_ID_BYTES} bytes (got {} bytes)",
+            bad.len()
+        )));
+    }
+    Ok(())
+}
+
+fn parse_parameters(text: &str) -> Result<JsonValue, Error> {
+    if text.trim().is_empty() {
+        return Ok(JsonValue::Null);
+    }
+    serde_json::from_str(text).map_err(|e| invalid(format!("`parameters` is not valid JSON: {e}")))
+}
+
+fn invalid(message: String) -> Error {
+    Error::new(ErrorCode::InvalidArgument, message)
+}
+
+fn client() -> Result<neo4j_client::Client<kg_spin::SpinTransport>, Error> {
+    kg_spin::graph_client().map_err(|e| Error::new(ErrorCode::Internal, e))
+}
+
+mod kg_graph_error {
+    //! Graph failures as typed errors, like the query tools report them.
+    pub use kg_graph_tools::graph_error;
 }
 
 export!(ActionExecutor);

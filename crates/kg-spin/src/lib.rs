@@ -3,7 +3,7 @@
 
 mod neo4j;
 
-pub use neo4j::{SpinTransport, graph_client};
+pub use neo4j::{SpinTransport, graph_client, send_async};
 
 use kg_wit::types::{Check, ComponentStatus};
 

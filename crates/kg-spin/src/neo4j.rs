@@ -12,32 +12,38 @@ pub struct SpinTransport;
 
 impl Transport for SpinTransport {
     fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
-        let method = match request.method {
-            Method::Get => spin_sdk::http::Method::Get,
-            Method::Post => spin_sdk::http::Method::Post,
-            Method::Delete => spin_sdk::http::Method::Delete,
-        };
-        let mut builder = spin_sdk::http::Request::builder();
-        builder.method(method).uri(request.url);
-        for (name, value) in request.headers {
-            builder.header(name, value);
-        }
-        if let Some(body) = request.body {
-            builder.body(body);
-        }
-        let result: Result<spin_sdk::http::Response, SendError> =
-            spin_sdk::http::run(spin_sdk::http::send(builder.build()));
-        match result {
-            Ok(response) => Ok(HttpResponse {
-                status: *response.status(),
-                headers: response
-                    .headers()
-                    .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string()))
-                    .collect(),
-                body: response.into_body(),
-            }),
-            Err(e) => Err(transport_error(e)),
-        }
+        spin_sdk::http::run(send_async(request))
+    }
+}
+
+/// Sends a request without blocking the component, so several can be in flight at once
+/// (drive them with `spin_sdk::http::run`).
+pub async fn send_async(request: HttpRequest) -> Result<HttpResponse, TransportError> {
+    let method = match request.method {
+        Method::Get => spin_sdk::http::Method::Get,
+        Method::Post => spin_sdk::http::Method::Post,
+        Method::Delete => spin_sdk::http::Method::Delete,
+    };
+    let mut builder = spin_sdk::http::Request::builder();
+    builder.method(method).uri(request.url);
+    for (name, value) in request.headers {
+        builder.header(name, value);
+    }
+    if let Some(body) = request.body {
+        builder.body(body);
+    }
+    let result: Result<spin_sdk::http::Response, SendError> =
+        spin_sdk::http::send(builder.build()).await;
+    match result {
+        Ok(response) => Ok(HttpResponse {
+            status: *response.status(),
+            headers: response
+                .headers()
+                .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string()))
+                .collect(),
+            body: response.into_body(),
+        }),
+        Err(e) => Err(transport_error(e)),
     }
 }
 

@@ -1,0 +1,260 @@
+//! The action log: reading recorded changes (for replays and history), paging, and the
+//! undo statement that reverts an entry only when the entity has not changed since.
+
+use crate::catalog::{Catalog, LOCK_PROPERTY};
+use crate::expr::quote;
+use crate::outcome::json_of;
+use crate::statement::Statement;
+use kg_wit::types::PropertyChange;
+use neo4j_client::{QueryResult, Value};
+use serde_json::{Map, Value as Json, json};
+use std::collections::BTreeMap;
+
+/// One recorded change of a log entry, as stored on its `CHANGED` relationship.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedChange {
+    pub seq: i64,
+    pub entity_id: String,
+    pub property: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+    pub delta: bool,
+}
+
+impl RecordedChange {
+    pub fn to_wit(&self) -> PropertyChange {
+        PropertyChange {
+            entity_id: self.entity_id.clone(),
+            property: self.property.clone(),
+            before: self.before.clone(),
+            after: self.after.clone(),
+        }
+    }
+}
+
+/// A log entry as read back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogRecord {
+    pub id: String,
+    pub entity_type: String,
+    pub action_name: String,
+    pub entity_id: String,
+    pub parameters: String,
+    pub idempotency_key: String,
+    pub actor: Option<String>,
+    pub at: String,
+    pub undone_by: Option<String>,
+    pub changes: Vec<RecordedChange>,
+}
+
+const RETURN_ENTRY: &str = "RETURN log.`id` AS id, log.`entity_type` AS entity_type, \
+     log.`action_name` AS action_name, log.`entity_id` AS entity_id, log.`parameters` AS parameters, \
+     log.`idempotency_key` AS idempotency_key, log.`actor` AS actor, log.`at` AS at, \
+     log.`undone_by` AS undone_by, \
+     [c IN changes WHERE c IS NOT NULL | [c.`seq`, c.`entity_id`, c.`property`, c.`before`, c.`after`, c.`delta`]] AS changes";
+
+/// READ: the entries with these ids and their changes.
+pub fn entries_statement(log_ids: &[String]) -> Statement {
+    let mut params = Map::new();
+    params.insert("ids".into(), json!(log_ids));
+    params.insert("limit".into(), json!(log_ids.len()));
+    Statement {
+        text: format!(
+            "MATCH (log:`ActionLog`) WHERE log.`id` IN $ids\n\
+             OPTIONAL MATCH (log)-[c:`CHANGED`]->()\n\
+             WITH log, collect(c) AS changes\n{RETURN_ENTRY}\nLIMIT $limit"
+        ),
+        params,
+    }
+}
+
+/// READ: a page of entries, newest first; `cursor` is the last entry of the previous page.
+pub fn page_statement(cursor: Option<(&str, &str)>, limit: u32) -> Statement {
+    let mut params = Map::new();
+    let (at, id) = cursor.unwrap_or(("", ""));
+    params.insert("has_cursor".into(), json!(cursor.is_some()));
+    params.insert("at".into(), json!(at));
+    params.insert("id".into(), json!(id));
+    params.insert("limit".into(), json!(limit + 1));
+    Statement {
+        text: format!(
+            "MATCH (log:`ActionLog`)\n\
+             WHERE NOT $has_cursor OR log.`at` < $at OR (log.`at` = $at AND log.`id` < $id)\n\
+             WITH log ORDER BY log.`at` DESC, log.`id` DESC LIMIT $limit\n\
+             OPTIONAL MATCH (log)-[c:`CHANGED`]->()\n\
+             WITH log, collect(c) AS changes\n{RETURN_ENTRY}\n\
+             ORDER BY at DESC, id DESC"
+        ),
+        params,
+    }
+}
+
+pub fn records(result: &QueryResult) -> Vec<LogRecord> {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    result
+        .rows_as_maps()
+        .iter()
+        .map(|row| {
+            let mut changes: Vec<RecordedChange> = match row.get("changes") {
+                Some(Value::List(items)) => items
+                    .iter()
+                    .filter_map(|c| match c {
+                        Value::List(f) if f.len() == 6 => Some(RecordedChange {
+                            seq: f[0].as_i64().unwrap_or_default(),
+                            entity_id: text(Some(&f[1])).unwrap_or_default(),
+                            property: text(Some(&f[2])).unwrap_or_default(),
+                            before: json_of(Some(&f[3])),
+                            after: json_of(Some(&f[4])),
+                            delta: matches!(f[5], Value::Boolean(true)),
+                        }),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            changes.sort_by_key(|c| c.seq);
+            LogRecord {
+                id: text(row.get("id")).unwrap_or_default(),
+                entity_type: text(row.get("entity_type")).unwrap_or_default(),
+                action_name: text(row.get("action_name")).unwrap_or_default(),
+                entity_id: text(row.get("entity_id")).unwrap_or_default(),
+                parameters: text(row.get("parameters")).unwrap_or_else(|| "{}".into()),
+                idempotency_key: text(row.get("idempotency_key")).unwrap_or_default(),
+                actor: text(row.get("actor")),
+                at: text(row.get("at")).unwrap_or_default(),
+                undone_by: text(row.get("undone_by")),
+                changes,
+            }
+        })
+        .collect()
+}
+
+/// The undo of `record`: one WRITE statement that locks the changed entities, checks that
+/// every absolute change still holds its recorded `after` value, and only then restores
+/// the `before` values, applies the inverse of relative changes (`delta`), deletes the
+/// nodes the action created, marks the entry undone and logs the undo itself.
+/// Property names come from the catalog's action, never from the stored log.
+pub fn undo_statement(
+    catalog: &Catalog,
+    record: &LogRecord,
+    undo_id: &str,
+    actor: Option<&str>,
+    now: &str,
+) -> Result<Statement, String> {
+    let action = catalog
+        .action(&record.entity_type, &record.action_name)
+        .ok_or_else(|| {
+            format!(
+                "action {}.{} is no longer in the catalog",
+                record.entity_type, record.action_name
+            )
+        })?;
+    let allowed: Vec<&str> = action.sets().map(|(_, p, _)| p).collect();
+    let lock = quote(LOCK_PROPERTY);
+    let mut text =
+        String::from("MATCH (log:`ActionLog` {`id`: $log_id})\nWHERE log.`undone_by` IS NULL\n");
+    let mut carried = vec!["log".to_string()];
+    for (i, c) in record.changes.iter().enumerate() {
+        if !allowed.contains(&c.property.as_str()) {
+            return Err(format!(
+                "log entry changes `{}`, which {}.{} does not set",
+                c.property, record.entity_type, record.action_name
+            ));
+        }
+        text.push_str(&format!(
+            "MATCH (log)-[c{i}:`CHANGED` {{`seq`: {}}}]->(x{i})\n",
+            c.seq
+        ));
+        carried.push(format!("c{i}"));
+        carried.push(format!("x{i}"));
+    }
+    let carried = carried.join(", ");
+    let targets: Vec<String> = (0..record.changes.len()).map(|i| format!("x{i}")).collect();
+    text.push_str(&format!(
+        "OPTIONAL MATCH (log)-[:`CREATED`]->(made)\nWITH {carried}, collect(made) AS made\n\
+         FOREACH (n IN [{}] | SET n.{lock} = true REMOVE n.{lock})\n",
+        targets.join(", ")
+    ));
+    let unchanged: Vec<String> = record
+        .changes
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.delta)
+        .map(|(i, c)| {
+            let p = quote(&c.property);
+            format!("coalesce(x{i}.{p} = c{i}.`after`, x{i}.{p} IS NULL AND c{i}.`after` IS NULL)")
+        })
+        .collect();
+    text.push_str(&format!(
+        "WITH {carried}, made, all(u IN [{}] WHERE u) AS ok\n",
+        unchanged.join(", ")
+    ));
+    let mut body = Vec::new();
+    let mut sets = Vec::new();
+    for (i, c) in record.changes.iter().enumerate() {
+        let p = quote(&c.property);
+        if c.delta {
+            sets.push(format!(
+                "x{i}.{p} = x{i}.{p} - (c{i}.`after` - c{i}.`before`)"
+            ));
+        } else {
+            sets.push(format!("x{i}.{p} = c{i}.`before`"));
+        }
+    }
+    if !sets.is_empty() {
+        body.push(format!("SET {}", sets.join(", ")));
+    }
+    body.push("SET log.`undone_by` = $undo_id".into());
+    body.push(
+        "CREATE (u:`ActionLog` {`id`: $undo_id, `idempotency_key`: $undo_id, `action`: $action, \
+         `entity_type`: log.`entity_type`, `action_name`: $action_name, `entity_id`: log.`entity_id`, \
+         `parameters`: $parameters, `actor`: $actor, `at`: $now, `undoes`: log.`id`})"
+            .into(),
+    );
+    body.push("CREATE (u)-[:`UNDOES`]->(log)".into());
+    for (i, _) in record.changes.iter().enumerate() {
+        body.push(format!(
+            "CREATE (u)-[:`CHANGED` {{`seq`: c{i}.`seq`, `property`: c{i}.`property`, `entity_id`: c{i}.`entity_id`, \
+             `before`: c{i}.`after`, `after`: c{i}.`before`, `delta`: c{i}.`delta`}}]->(x{i})"
+        ));
+    }
+    body.push("FOREACH (n IN made | DETACH DELETE n)".into());
+    text.push_str(&format!(
+        "FOREACH (_ IN CASE WHEN ok THEN [1] ELSE [] END |\n  {}\n)\nRETURN ok, size(made) AS deleted",
+        body.join("\n  ")
+    ));
+    let mut params = Map::new();
+    params.insert("log_id".into(), json!(record.id));
+    params.insert("undo_id".into(), json!(undo_id));
+    params.insert(
+        "action".into(),
+        json!(format!(
+            "{}.{}.undo",
+            record.entity_type, record.action_name
+        )),
+    );
+    params.insert(
+        "action_name".into(),
+        json!(format!("undo:{}", record.action_name)),
+    );
+    params.insert(
+        "parameters".into(),
+        json!(json!({"undoes": record.id}).to_string()),
+    );
+    params.insert("actor".into(), actor.map_or(Json::Null, |a| json!(a)));
+    params.insert("now".into(), json!(now));
+    Ok(Statement { text, params })
+}
+
+/// Recorded changes by log id (for replayed outcomes).
+pub fn changes_by_log(records: &[LogRecord]) -> BTreeMap<String, Vec<PropertyChange>> {
+    records
+        .iter()
+        .map(|r| {
+            (
+                r.id.clone(),
+                r.changes.iter().map(RecordedChange::to_wit).collect(),
+            )
+        })
+        .collect()
+}

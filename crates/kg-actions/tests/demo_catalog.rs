@@ -1,0 +1,122 @@
+//! The shipped catalog loads, and its statements have the shape the executor relies on.
+
+use kg_actions::catalog::load;
+use kg_actions::statement::{ActionPlan, RunContext};
+use serde_json::Map;
+
+fn catalog_text() -> String {
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../catalog/actions.toml"
+    ))
+    .expect("catalog/actions.toml")
+}
+
+#[test]
+fn the_demo_catalog_loads() {
+    let catalog = load(&catalog_text()).unwrap();
+    let names: Vec<String> = catalog
+        .actions
+        .iter()
+        .map(|a| format!("{}.{}", a.entity, a.name))
+        .collect();
+    for wanted in [
+        "PurchaseOrder.approve",
+        "PurchaseOrder.makePayment",
+        "PurchaseOrder.cancel",
+        "PurchaseOrder.reopen",
+        "Supplier.blockSupplier",
+    ] {
+        assert!(names.iter().any(|n| n == wanted), "{wanted} in {names:?}");
+    }
+    let pay = catalog.action("PurchaseOrder", "makePayment").unwrap();
+    let plan = ActionPlan::new(&catalog, pay);
+    let check_names: Vec<&str> = plan.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        check_names,
+        [
+            "has_account",
+            "not_paid",
+            "not_cancelled",
+            "is_approved",
+            "supplier_not_blocked",
+            "sufficient_funds"
+        ]
+    );
+    assert!(
+        plan.changes
+            .iter()
+            .any(|c| c.property == "balance" && c.delta)
+    );
+    assert!(
+        plan.changes
+            .iter()
+            .any(|c| c.property == "status" && !c.delta)
+    );
+
+    let run = RunContext {
+        idempotency_key: "k".into(),
+        parameters: Map::new(),
+        actor: None,
+        now: "2026-11-23T04:00:00.000Z".into(),
+    };
+    let s = plan.execute_statement(&[("PO-0001".into(), "L-0".into())], &run);
+    assert!(
+        s.text.starts_with("UNWIND $items AS item\nCALL {"),
+        "{}",
+        s.text
+    );
+    assert!(
+        s.text
+            .contains("SET n.`_kg_lock` = true REMOVE n.`_kg_lock`")
+    );
+    assert!(
+        !s.text.contains("'paid'"),
+        "values are parameters: {}",
+        s.text
+    );
+    assert_eq!(s.params["today"], "2026-11-23");
+    let v = plan.validate_statement(&["PO-0001".into()]);
+    assert!(
+        !v.text.contains("SET") && !v.text.contains("CREATE"),
+        "{}",
+        v.text
+    );
+}
+
+#[test]
+fn catalog_errors_name_the_line() {
+    let broken = catalog_text().replace(
+        "check = \"account.balance >= this.amount\"",
+        "check = \"account.balanse >= this.amount\"",
+    );
+    let e = load(&broken).unwrap_err();
+    let line = catalog_text()
+        .lines()
+        .position(|l| l.contains("account.balance >= this.amount"))
+        .unwrap()
+        + 1;
+    assert_eq!(e.line, line, "{e}");
+    assert!(
+        e.message.contains("unknown property `balanse` of Account"),
+        "{e}"
+    );
+
+    let e = load(&catalog_text().replace(
+        "\"set this.status = 'approved'\"",
+        "\"set this.status = 1\"",
+    ))
+    .unwrap_err();
+    assert!(
+        e.message.contains("is a string; the value is a integer"),
+        "{e}"
+    );
+    let e = load(&catalog_text().replace("via = \"-[:PLACED_WITH]->\"", "via = \"PLACED_WITH\""))
+        .unwrap_err();
+    assert!(e.message.contains("`via` must look like"), "{e}");
+    let e = load("[[actions]]\nentity = 'X'\nname = 'a'\ndescription = ''\n").unwrap_err();
+    assert_eq!(e.line, 1);
+    assert!(e.message.contains("entity type `X` is not declared"), "{e}");
+    let e = load("[entities.A]\nkey = 'id'\nproperties = { id = 'strin' }\n").unwrap_err();
+    assert_eq!(e.line, 3, "{e}");
+}
