@@ -218,6 +218,9 @@ fn execute(
     if statement.trim().is_empty() {
         return Err(Neo4jError::bad_request("statement is empty"));
     }
+    // Neo4j's vector and full-text index DDL and procedures, on Grafeo's own indexes.
+    let rewritten = crate::indexes::rewrite(session, statement, parameters)?;
+    let statement = rewritten.as_deref().unwrap_or(statement);
     if mode == AccessMode::Read
         && session
             .statement_writes(statement, "cypher")
@@ -225,10 +228,11 @@ fn execute(
     {
         return Err(Neo4jError::access_mode());
     }
-    let params: HashMap<String, grafeo::Value> = parameters
+    let mut params: HashMap<String, grafeo::Value> = parameters
         .iter()
         .map(|(k, v)| (k.clone(), from_json(v)))
         .collect();
+    crate::indexes::store_vectors(&mut params);
     let result = session
         .execute_cypher_with_params(statement, params)
         .map_err(|e| from_grafeo(&e))?;

@@ -6,6 +6,7 @@ pub mod demo;
 pub mod errors;
 pub mod graph;
 pub mod http;
+pub mod indexes;
 pub mod values;
 
 use anyhow::Result;
