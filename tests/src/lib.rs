@@ -1,6 +1,8 @@
 //! Harness for end-to-end tests: starts `target/release/devhost` on a manifest, finds its
 //! address from its startup line, and stops it on drop.
 
+pub mod embedding_stub;
+
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
