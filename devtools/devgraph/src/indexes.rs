@@ -401,12 +401,10 @@ fn to_vectors(value: &mut Value) {
                 *value = Value::List(rebuilt.into());
             }
         }
-        Value::Map(map) => {
-            if map.values().any(holds_list_or_map) {
-                let mut rebuilt = (**map).clone();
-                rebuilt.values_mut().for_each(to_vectors);
-                *value = Value::Map(std::sync::Arc::new(rebuilt));
-            }
+        Value::Map(map) if map.values().any(holds_list_or_map) => {
+            let mut rebuilt = (**map).clone();
+            rebuilt.values_mut().for_each(to_vectors);
+            *value = Value::Map(std::sync::Arc::new(rebuilt));
         }
         _ => {}
     }
