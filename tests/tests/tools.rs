@@ -128,7 +128,7 @@ async fn one_label_with_samples_and_bad_arguments() {
 }
 
 #[tokio::test]
-async fn unknown_and_unbuilt_tools_are_distinguished() {
+async fn unknown_tools_get_suggestions_and_all_nine_are_listed() {
     let (_graph, host, _dir) = stack().await;
     let (status, error) = host
         .send("POST", "/tools/get_node_statistic", "{}")
@@ -143,7 +143,7 @@ async fn unknown_and_unbuilt_tools_are_distinguished() {
         .send("POST", "/tools/describe_class", "{}")
         .await
         .unwrap();
-    assert_eq!(status, 501, "{error}");
+    assert_eq!(status, 400, "{error}");
     let (status, tools) = host.get("/tools").await.unwrap();
     assert_eq!(status, 200);
     let names: Vec<&str> = tools["tools"]
@@ -161,7 +161,9 @@ async fn unknown_and_unbuilt_tools_are_distinguished() {
             "find_path_between_instances",
             "get_ontology_classes",
             "get_ontology_relationships",
-            "get_node_statistics"
+            "describe_class",
+            "get_node_statistics",
+            "run_read_cypher"
         ]
     );
     assert!(

@@ -215,6 +215,9 @@ fn execute(
     mode: AccessMode,
     format: Format,
 ) -> Result<Json, Neo4jError> {
+    if let Some(planned) = crate::explain::explained(statement) {
+        return crate::explain::answer(session, planned, parameters);
+    }
     if statement.trim().is_empty() {
         return Err(Neo4jError::bad_request("statement is empty"));
     }

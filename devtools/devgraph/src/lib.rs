@@ -4,6 +4,7 @@
 
 pub mod demo;
 pub mod errors;
+pub mod explain;
 pub mod graph;
 pub mod http;
 pub mod indexes;

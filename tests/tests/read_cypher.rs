@@ -1,0 +1,317 @@
+//! run_read_cypher and describe_class through the whole stack against devgraph, asserting
+//! on values read straight from devgraph; devgraph's EXPLAIN answer; the result byte cap;
+//! and the per-request deadline.
+
+use kg_e2e::{Devhost, GRAPH_PASSWORD, Stack, manifest_variant};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+async fn call(host: &Devhost, tool: &str, args: Value) -> (u16, Value) {
+    host.send("POST", &format!("/tools/{tool}"), &args.to_string())
+        .await
+        .unwrap()
+}
+
+async fn cypher(host: &Devhost, args: Value) -> (u16, Value) {
+    call(host, "run_read_cypher", args).await
+}
+
+#[tokio::test]
+async fn run_read_cypher_answers_reads_with_the_graphs_values() {
+    let stack = Stack::start().await.unwrap();
+    let host = &stack.host;
+
+    let statement = "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN s.id AS supplier, count(p) AS products ORDER BY supplier";
+    let (status, r) = cypher(host, json!({"query": statement})).await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["data"]["fields"], json!(["supplier", "products"]));
+    assert_eq!(
+        r["data"]["statement"],
+        format!("{statement} LIMIT 101"),
+        "the default limit is enforced"
+    );
+    let truth = stack.graph.query(statement).await.unwrap();
+    assert_eq!(r["data"]["rows"], json!(truth));
+    assert_eq!(r["data"]["rows"].as_array().unwrap().len(), 10);
+    assert_eq!(r["truncated"], false);
+
+    // More rows than the limit: cut, flagged; a smaller LIMIT in the query stays.
+    let (_, r) = cypher(
+        host,
+        json!({"query": "MATCH (p:Product) RETURN p.id AS id ORDER BY id", "limit": 5}),
+    )
+    .await;
+    assert_eq!(
+        r["data"]["rows"],
+        json!([
+            ["PRD-001"],
+            ["PRD-002"],
+            ["PRD-003"],
+            ["PRD-004"],
+            ["PRD-005"]
+        ])
+    );
+    assert_eq!(r["truncated"], true);
+    let (_, r) = cypher(
+        host,
+        json!({"query": "MATCH (p:Product) RETURN p.id AS id ORDER BY id LIMIT 3", "limit": 5}),
+    )
+    .await;
+    assert_eq!(r["data"]["rows"].as_array().unwrap().len(), 3);
+    assert_eq!(r["truncated"], false);
+
+    // Values as parameters; nodes and relationships come back as a subgraph.
+    let (status, r) = cypher(
+        host,
+        json!({"query": "MATCH (s:Supplier {id: $id})-[r:SUPPLIES]->(p:Product) RETURN s, r, p ORDER BY p.id", "parameters": {"id": "SUP-001"}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    let supplied = stack
+        .graph
+        .query(
+            "MATCH (:Supplier {id: 'SUP-001'})-[:SUPPLIES]->(p:Product) RETURN p.id ORDER BY p.id",
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["data"]["rows"].as_array().unwrap().len(), supplied.len());
+    let graph = &r["graph_data"];
+    let captions: Vec<&str> = graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["caption"].as_str())
+        .collect();
+    assert!(captions.contains(&"ACME Industrial"), "{captions:?}");
+    assert_eq!(graph["nodes"].as_array().unwrap().len(), supplied.len() + 1);
+    assert_eq!(graph["edges"].as_array().unwrap().len(), supplied.len());
+    assert!(
+        graph["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["type"] == "SUPPLIES")
+    );
+
+    // Allow-listed schema procedures.
+    let (status, r) = cypher(
+        host,
+        json!({"query": "CALL db.labels() YIELD label RETURN label ORDER BY label"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert!(
+        r["data"]["rows"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(["Supplier"]))
+    );
+}
+
+#[tokio::test]
+async fn run_read_cypher_refuses_with_reasons() {
+    let stack = Stack::start().await.unwrap();
+    let host = &stack.host;
+    let (status, e) = cypher(host, json!({"query": "MATCH (n:PurchaseOrders) RETURN n"})).await;
+    assert_eq!(status, 404, "{e}");
+    assert_eq!(e["error"]["detail"]["did_you_mean"][0], "PurchaseOrder");
+    let (status, e) = cypher(host, json!({"query": "MATCH ()-[:SUPPLY]->(p) RETURN p"})).await;
+    assert_eq!(status, 404, "{e}");
+    assert_eq!(e["error"]["detail"]["did_you_mean"][0], "SUPPLIES");
+    let (status, e) = cypher(host, json!({"query": "MATCH (n) DETACH DELETE n"})).await;
+    assert_eq!(status, 400, "{e}");
+    assert_eq!(e["error"]["code"], "invalid_argument");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("DETACH"),
+        "{e}"
+    );
+    let (status, e) = cypher(
+        host,
+        json!({"query": "CALL dbms.components() YIELD name RETURN name"}),
+    )
+    .await;
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("dbms.components")
+    );
+    // Past the guard, the graph's own parser has the last word.
+    let (status, e) = cypher(host, json!({"query": "MATCH (n) WHERE n.x = = 1 RETURN n"})).await;
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("rejected by the graph"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn devgraph_explains_with_a_query_type_and_runs_nothing() {
+    let stack = Stack::start().await.unwrap();
+    let explain = |statement: &str, mode: &str| {
+        reqwest::Client::new()
+            .post(format!("{}/db/neo4j/query/v2", stack.graph.url))
+            .basic_auth("neo4j", Some(GRAPH_PASSWORD))
+            .json(&json!({"statement": format!("EXPLAIN {statement}"), "accessMode": mode}))
+            .send()
+    };
+    let read: Value = explain("MATCH (n:Supplier) RETURN n", "READ")
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(read["queryType"], "r", "{read}");
+    assert_eq!(read["data"]["values"], json!([]));
+    assert!(read["queryPlan"]["operatorType"].is_string());
+    for mode in ["READ", "WRITE"] {
+        let write: Value = explain("CREATE (n:Explained) RETURN n", mode)
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(write["queryType"], "rw", "{write}");
+    }
+    let created = stack
+        .graph
+        .query("MATCH (n:Explained) RETURN count(n)")
+        .await
+        .unwrap();
+    assert_eq!(created[0][0], 0, "EXPLAIN ran nothing");
+}
+
+#[tokio::test]
+async fn describe_class_reports_what_the_graph_holds() {
+    let stack = Stack::start().await.unwrap();
+    let host = &stack.host;
+    let (status, r) = call(host, "describe_class", json!({"class_name": "Supplier"})).await;
+    assert_eq!(status, 200, "{r}");
+    let d = &r["data"];
+    assert_eq!(d["class"], "Supplier");
+    assert!(d["description"].as_str().unwrap().contains("blocked"));
+    assert_eq!(d["instance_count"], 10);
+    assert!(d.as_object().unwrap().contains_key("available_actions"));
+    assert_eq!(d["available_actions"], Value::Null);
+    let blocked = d["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "blocked")
+        .unwrap();
+    assert_eq!(blocked["declared_type"], "boolean");
+    assert_eq!(blocked["observed_types"], json!(["boolean"]));
+    assert_eq!(blocked["present_in_sample"], 10);
+    let rating = d["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "rating")
+        .unwrap();
+    assert_eq!(rating["observed_types"], json!(["integer"]));
+
+    let supplies = stack
+        .graph
+        .query("MATCH (:Supplier)-[:SUPPLIES]->(:Product) RETURN count(*)")
+        .await
+        .unwrap();
+    let placed = stack
+        .graph
+        .query("MATCH (:PurchaseOrder)-[:PLACED_WITH]->(:Supplier) RETURN count(*)")
+        .await
+        .unwrap();
+    let rels = d["relationships"].as_array().unwrap();
+    assert!(
+        rels.contains(&json!({"direction": "out", "type": "SUPPLIES", "other_class": "Product", "count": supplies[0][0], "description": "The supplier delivers this product."})),
+        "{rels:?}"
+    );
+    assert!(
+        rels.contains(&json!({"direction": "in", "type": "PLACED_WITH", "other_class": "PurchaseOrder", "count": placed[0][0], "description": "The supplier an order is placed with."})),
+        "{rels:?}"
+    );
+    let samples = d["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 3);
+    assert_eq!(samples[0]["properties"]["id"], "SUP-001");
+    assert_eq!(r["graph_data"]["nodes"].as_array().unwrap().len(), 3);
+
+    let (status, r) = call(
+        host,
+        "describe_class",
+        json!({"class_name": "Product", "sample_size": 0}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["data"]["instance_count"], 40);
+    assert_eq!(r["data"]["samples"], json!([]));
+    let (status, e) = call(host, "describe_class", json!({"class_name": "Suppliers"})).await;
+    assert_eq!(status, 404, "{e}");
+    assert_eq!(e["error"]["detail"]["did_you_mean"][0], "Supplier");
+}
+
+#[tokio::test]
+async fn results_are_capped_at_256_kib() {
+    let stack = Stack::start().await.unwrap();
+    let (status, r) = cypher(
+        &stack.host,
+        json!({"query": "UNWIND range(1, 1000) AS i RETURN i, $pad AS pad", "parameters": {"pad": "x".repeat(1000)}, "limit": 1000}),
+    )
+    .await;
+    assert_eq!(
+        status,
+        200,
+        "{}",
+        r.to_string().chars().take(500).collect::<String>()
+    );
+    assert_eq!(r["truncated"], true);
+    let rows = r["data"]["rows"].as_array().unwrap();
+    assert!(rows.len() > 100 && rows.len() < 1000, "{}", rows.len());
+    assert_eq!(rows[0][0], 1);
+    assert!(r["data"].to_string().len() <= 256 * 1024);
+    assert!(r["summary"].as_str().unwrap().contains("cut"));
+}
+
+#[tokio::test]
+async fn a_slow_query_meets_the_deadline() {
+    let stack = Stack::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // The optional variable, declared and passed on as the operator would.
+    let manifest = manifest_variant(dir.path(), |text| {
+        text.replacen(
+            "[variables]\n",
+            "[variables]\nneo4j_query_timeout_ms = { default = \"300\" }\n",
+            1,
+        )
+        .replacen(
+            "[component.dispatcher.variables]\n",
+            "[component.dispatcher.variables]\nneo4j_query_timeout_ms = \"{{ neo4j_query_timeout_ms }}\"\n",
+            1,
+        )
+    })
+    .unwrap();
+    let host = Devhost::start(
+        &manifest,
+        &dir.path().join("kv.db"),
+        &stack.graph.variables(),
+    )
+    .await
+    .unwrap();
+    let slow = "MATCH (a:LineItem), (b:LineItem), (c:LineItem) RETURN count(*) AS n";
+    let started = Instant::now();
+    let (status, e) = cypher(&host, json!({"query": slow})).await;
+    let took = started.elapsed();
+    assert_eq!(status, 504, "{e}");
+    assert_eq!(e["error"]["code"], "timeout");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    // Quick queries are unaffected.
+    let (status, r) = call(
+        &host,
+        "get_node_statistics",
+        json!({"label": "Supplier", "sample_size": 0}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+}
