@@ -72,21 +72,28 @@ impl Run {
         let shared = self.shared.clone();
         spin_sdk::http::run(async {
             let mut deadline = sleep(wait_ms);
-            while let Some(chunk) = state.batch.start_next() {
-                state
-                    .flying
-                    .push(run_chunk(shared.clone(), chunk).boxed_local());
-            }
-            if state.flying.is_empty() {
-                return;
-            }
-            if let Either::Left((Some((chunk, result)), _)) =
-                select(state.flying.next(), &mut deadline).await
-            {
+            loop {
+                while let Some(chunk) = state.batch.start_next() {
+                    state
+                        .flying
+                        .push(run_chunk(shared.clone(), chunk).boxed_local());
+                }
+                if state.flying.is_empty() {
+                    return;
+                }
+                let Either::Left((Some((chunk, result)), _)) =
+                    select(state.flying.next(), &mut deadline).await
+                else {
+                    return;
+                };
                 state.batch.complete(chunk, result);
                 // Collect whatever else finished meanwhile without waiting.
                 while let Some(Some((chunk, result))) = state.flying.next().now_or_never() {
                     state.batch.complete(chunk, result);
+                }
+                // A retried chunk reports nothing yet: keep waiting until the deadline.
+                if state.batch.has_progress() || state.batch.is_finished() {
+                    return;
                 }
             }
         });
@@ -118,6 +125,12 @@ fn ready(state: &mut State) -> Option<Poll> {
 }
 
 async fn run_chunk(shared: Rc<Shared>, chunk: Chunk) -> ChunkDone {
+    if chunk.attempt > 0 {
+        // Exponential backoff with jitter, so retried chunks do not collide again at once.
+        let base = 20u32 << chunk.attempt.min(6);
+        let jitter = (wasi::random::random::get_random_u64() % u64::from(base)) as u32;
+        sleep(base + jitter).await;
+    }
     let timeout = shared.chunk_timeout_ms;
     let work = execute_chunk(shared, chunk.clone()).boxed_local();
     let result = match select(work, sleep(timeout)).await {

@@ -1,49 +1,87 @@
 //! The dispatcher: kg-agent's HTTP API. It owns routing, request parsing and the KV store,
 //! and reaches every other component through the WIT interfaces spin.toml plugs in.
 
+mod actions;
 mod documents;
 mod health;
 mod tools;
 
 use kg_http::{ApiError, Route};
 use kg_wit::types::Error;
-use spin_sdk::http::{Method, Request, Response};
+use spin_sdk::http::{Method, Request, Response, ResponseOutparam};
 use spin_sdk::http_component;
 
+/// The handler takes the response outparam so a batch can stream its progress (SSE);
+/// every other route answers in one piece.
 #[http_component]
-fn handle(request: Request) -> Response {
-    match dispatch(&request) {
-        Ok(response) => response,
-        Err(error) => json_response(error.status, &error.to_json()),
+async fn handle(request: Request, response_out: ResponseOutparam) {
+    let reply = match dispatch(&request) {
+        Ok(reply) => reply,
+        Err(error) => Reply::Full(json_response(error.status, &error.to_json())),
+    };
+    match reply {
+        Reply::Full(response) => send(response_out, response).await,
+        Reply::Batch(execution, run) => actions::stream(execution, run, response_out).await,
     }
 }
 
-fn dispatch(request: &Request) -> Result<Response, ApiError> {
+enum Reply {
+    Full(Response),
+    Batch(
+        kg_wit::kg::agent::action_executor::ExecutionRequest,
+        kg_wit::kg::agent::action_executor::BatchRun,
+    ),
+}
+
+async fn send(out: ResponseOutparam, mut response: Response) {
+    let body = std::mem::take(response.body_mut());
+    match spin_sdk::http::OutgoingResponse::try_from(response) {
+        Ok(outgoing) => {
+            if let Err(e) = out.set_with_body(outgoing, body).await {
+                eprintln!("dispatcher: could not send the response: {e}");
+            }
+        }
+        Err(e) => eprintln!("dispatcher: could not build the response: {e}"),
+    }
+}
+
+fn dispatch(request: &Request) -> Result<Reply, ApiError> {
     let method = method_name(request.method());
-    match kg_http::route(&method, request.path())? {
-        Route::Health => Ok(health::handle()),
-        Route::ListTools => Ok(tools::list()),
-        Route::CallTool { name } => tools::call(&name, request.body()),
-        // The rest of the API is routed so clients get a precise answer, but its behaviour
-        // belongs to later issues.
-        Route::ListActions
-        | Route::GetAction { .. }
-        | Route::ValidateAction { .. }
-        | Route::ExecuteAction { .. }
-        | Route::ActionLog
-        | Route::UndoAction { .. } => Err(Error::not_implemented("the action endpoints", 5).into()),
-        Route::ListDocuments => documents::list(),
-        Route::IngestDocument => documents::ingest(request.body()),
-        Route::DeleteDocument { id } => documents::delete(&id),
-        Route::Search => documents::search(request.body()),
+    let full = Reply::Full;
+    Ok(match kg_http::route(&method, request.path())? {
+        Route::Health => full(health::handle()),
+        Route::ListTools => full(tools::list()),
+        Route::CallTool { name } => full(tools::call(&name, request.body())?),
+        Route::ListActions => full(actions::list(request.query())?),
+        Route::GetAction {
+            entity_type,
+            action,
+        } => full(actions::get(&entity_type, &action)?),
+        Route::ValidateAction {
+            entity_type,
+            action,
+        } => full(actions::validate(&entity_type, &action, request.body())?),
+        Route::ExecuteAction {
+            entity_type,
+            action,
+        } => match actions::execute(request, &entity_type, &action)? {
+            actions::Execution::Done(response) => full(response),
+            actions::Execution::Stream(execution, run) => Reply::Batch(execution, run),
+        },
+        Route::ActionLog => full(actions::log(request.query())?),
+        Route::UndoAction { log_id } => full(actions::undo(&log_id, request.body())?),
+        Route::ListDocuments => full(documents::list()?),
+        Route::IngestDocument => full(documents::ingest(request.body())?),
+        Route::DeleteDocument { id } => full(documents::delete(&id)?),
+        Route::Search => full(documents::search(request.body())?),
         Route::Chat
         | Route::ChatStream
         | Route::ChatApprove
         | Route::GetConversation { .. }
         | Route::DeleteConversation { .. } => {
-            Err(Error::not_implemented("the agent endpoints", 6).into())
+            return Err(Error::not_implemented("the agent endpoints", 6).into());
         }
-    }
+    })
 }
 
 fn method_name(method: &Method) -> String {

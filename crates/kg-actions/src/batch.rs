@@ -223,6 +223,11 @@ impl Batch {
         new
     }
 
+    /// True when outcomes are waiting for [`Batch::take_progress`].
+    pub fn has_progress(&self) -> bool {
+        self.outcomes.len() > self.reported
+    }
+
     pub fn completed(&self) -> usize {
         self.outcomes.len()
     }

@@ -9,3 +9,4 @@ pub mod expr;
 pub mod log;
 pub mod outcome;
 pub mod statement;
+pub mod tools;

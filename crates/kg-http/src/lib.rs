@@ -1,9 +1,12 @@
 //! The dispatcher's HTTP surface, kept free of Spin so it is tested natively.
 
+pub mod actions;
 pub mod body;
 pub mod error;
 pub mod health;
+pub mod query;
 pub mod routes;
+pub mod sse;
 
 pub use error::ApiError;
 pub use routes::{Route, route};

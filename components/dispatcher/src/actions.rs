@@ -1,0 +1,178 @@
+//! The action endpoints over the action-executor component: catalog, dry run, execution
+//! (JSON, or SSE progress for a batch), the action log and undo.
+
+use kg_http::ApiError;
+use kg_http::actions::{
+    action_spec_json, action_summary_json, execute_body, log_page_json, outcome_json, plan_json,
+    summary_json, validate_body, validation_json,
+};
+use kg_http::query::query_param;
+use kg_http::sse;
+use kg_wit::kg::agent::action_executor::{self as executor, BatchPoll, BatchRun, ExecutionRequest};
+use serde_json::{Value, json};
+use spin_sdk::http::{Fields, OutgoingResponse, ResponseOutparam};
+use spin_sdk::http::{Request, Response};
+
+/// How often an idle stream gets a heartbeat comment (DESIGN.md §3).
+const HEARTBEAT_MS: u32 = 10_000;
+
+pub fn list(query: &str) -> Result<Response, ApiError> {
+    let entity_type = query_param(query, "entity_type");
+    let actions = executor::list_actions(entity_type.as_deref())?;
+    let list: Vec<Value> = actions.iter().map(action_summary_json).collect();
+    Ok(crate::json_response(200, &json!({ "actions": list })))
+}
+
+pub fn get(entity_type: &str, action: &str) -> Result<Response, ApiError> {
+    let spec = executor::get_action(entity_type, action)?;
+    Ok(crate::json_response(200, &action_spec_json(&spec)))
+}
+
+pub fn validate(entity_type: &str, action: &str, body: &[u8]) -> Result<Response, ApiError> {
+    let (ids, parameters) = validate_body(&kg_http::body::json_object(body)?)?;
+    let results = executor::validate(entity_type, action, &ids, &parameters)?;
+    let executable = results.iter().filter(|v| v.can_execute).count();
+    Ok(crate::json_response(
+        200,
+        &json!({
+            "entity_type": entity_type,
+            "action_name": action,
+            "total": results.len(),
+            "can_execute": executable,
+            "results": results.iter().map(validation_json).collect::<Vec<_>>(),
+        }),
+    ))
+}
+
+/// What an execute request turns into: a JSON answer, or a batch to stream.
+pub enum Execution {
+    Done(Response),
+    Stream(ExecutionRequest, BatchRun),
+}
+
+pub fn execute(request: &Request, entity_type: &str, action: &str) -> Result<Execution, ApiError> {
+    let header = request
+        .header("idempotency-key")
+        .and_then(|v| v.as_str())
+        .map(str::to_string);
+    let (execution, stream_in_body) = execute_body(
+        entity_type,
+        action,
+        &kg_http::body::json_object(request.body())?,
+        header,
+    )?;
+    let wants_stream = stream_in_body
+        || request
+            .header("accept")
+            .and_then(|v| v.as_str())
+            .is_some_and(|a| a.contains(sse::CONTENT_TYPE));
+    if wants_stream {
+        let run = executor::start_batch(&execution)?;
+        return Ok(Execution::Stream(execution, run));
+    }
+    let summary = executor::execute(&execution)?;
+    Ok(Execution::Done(crate::json_response(
+        200,
+        &summary_json(&summary),
+    )))
+}
+
+/// Streams a batch: `action_plan`, then per entity `action_progress` (and `action_error`
+/// for a failure), heartbeats while nothing finishes, `action_complete` with the report,
+/// and `done` last. A client that goes away cancels the chunks not yet started.
+pub async fn stream(execution: ExecutionRequest, run: BatchRun, out: ResponseOutparam) {
+    use futures::SinkExt;
+    let headers = Fields::from_list(&[
+        (
+            "content-type".to_string(),
+            sse::CONTENT_TYPE.as_bytes().to_vec(),
+        ),
+        ("cache-control".to_string(), b"no-cache".to_vec()),
+    ]);
+    let Ok(headers) = headers else { return };
+    let response = OutgoingResponse::new(headers);
+    let mut body = response.take_body();
+    out.set(response);
+
+    let total = run.total();
+    if body
+        .send(sse::event("action_plan", plan_json(&execution, total)))
+        .await
+        .is_err()
+    {
+        run.cancel();
+        return;
+    }
+    let mut completed = 0u32;
+    loop {
+        let frames: Vec<Vec<u8>> = match run.next(HEARTBEAT_MS) {
+            Ok(BatchPoll::Pending) => vec![sse::comment("heartbeat")],
+            Ok(BatchPoll::Progress(outcomes)) => outcomes
+                .iter()
+                .flat_map(|o| {
+                    completed += 1;
+                    let mut frames = vec![sse::event(
+                        "action_progress",
+                        json!({
+                            "completed": completed,
+                            "total": total,
+                            "entity_id": o.entity_id,
+                            "success": o.success,
+                            "replayed": o.replayed,
+                        }),
+                    )];
+                    if !o.success {
+                        frames.push(sse::event("action_error", outcome_json(o)));
+                    }
+                    frames
+                })
+                .collect(),
+            Ok(BatchPoll::Finished(summary)) => {
+                let _ = body
+                    .send(sse::event(
+                        "action_complete",
+                        json!({"results": summary_json(&summary)}),
+                    ))
+                    .await;
+                let _ = body.send(sse::event("done", json!({}))).await;
+                return;
+            }
+            Err(e) => {
+                let error = ApiError::from(e);
+                let _ = body.send(sse::event("error", error.to_json())).await;
+                let _ = body.send(sse::event("done", json!({}))).await;
+                return;
+            }
+        };
+        for frame in frames {
+            if body.send(frame).await.is_err() {
+                // The client went away: start nothing more.
+                run.cancel();
+                return;
+            }
+        }
+    }
+}
+
+pub fn log(query: &str) -> Result<Response, ApiError> {
+    let limit = match query_param(query, "limit") {
+        None => 50,
+        Some(text) => text.parse::<u32>().map_err(|_| {
+            ApiError::bad_request(format!("`limit` must be an integer, got `{text}`"))
+        })?,
+    };
+    let cursor = query_param(query, "cursor");
+    let page = executor::action_log(cursor.as_deref(), limit)?;
+    Ok(crate::json_response(200, &log_page_json(&page)))
+}
+
+pub fn undo(log_id: &str, body: &[u8]) -> Result<Response, ApiError> {
+    let body = kg_http::body::json_object(body)?;
+    let actor = match body.get("actor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err(ApiError::bad_request("`actor` must be a string")),
+    };
+    let outcome = executor::undo(log_id, actor.as_deref())?;
+    Ok(crate::json_response(200, &outcome_json(&outcome)))
+}
