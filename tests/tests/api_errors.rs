@@ -42,7 +42,8 @@ async fn errors_are_json_with_a_code_and_the_fitting_status() {
             400,
             "invalid_argument",
         ),
-        ("GET", "/actions", "", 501, "not_implemented"),
+        ("GET", "/actions/PurchaseOrder/nope", "", 404, "not_found"),
+        ("POST", "/actions/PurchaseOrder/makePayment/execute", "[]", 400, "bad_request"),
         ("POST", "/chat", "{}", 501, "not_implemented"),
         ("GET", "/conversations/%ff", "", 400, "bad_request"),
     ];
