@@ -2,7 +2,7 @@
 //! on values read straight from devgraph; devgraph's EXPLAIN answer; the result byte cap;
 //! and the per-request deadline.
 
-use kg_e2e::{Devhost, GRAPH_PASSWORD, Stack, manifest_variant};
+use kg_e2e::{Devhost, GRAPH_PASSWORD, Stack, workspace};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -278,24 +278,12 @@ async fn results_are_capped_at_256_kib() {
 async fn a_slow_query_meets_the_deadline() {
     let stack = Stack::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    // The optional variable, declared and passed on as the operator would.
-    let manifest = manifest_variant(dir.path(), |text| {
-        text.replacen(
-            "[variables]\n",
-            "[variables]\nneo4j_query_timeout_ms = { default = \"300\" }\n",
-            1,
-        )
-        .replacen(
-            "[component.dispatcher.variables]\n",
-            "[component.dispatcher.variables]\nneo4j_query_timeout_ms = \"{{ neo4j_query_timeout_ms }}\"\n",
-            1,
-        )
-    })
-    .unwrap();
+    let mut variables = stack.graph.variables();
+    variables.push(("neo4j_query_timeout_ms", "300".to_string()));
     let host = Devhost::start(
-        &manifest,
+        &workspace().join("spin.toml"),
         &dir.path().join("kv.db"),
-        &stack.graph.variables(),
+        &variables,
     )
     .await
     .unwrap();
