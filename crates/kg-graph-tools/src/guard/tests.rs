@@ -189,3 +189,42 @@ proptest! {
         prop_assert_eq!(c.labels, vec!["Supplier".to_string()]);
     }
 }
+
+proptest! {
+    /// Every label and relationship type written in a pattern is found, bare or back-tick
+    /// quoted, whatever characters the quoted names hold.
+    #[test]
+    fn names_in_patterns_are_all_found(
+        label in "[A-Za-z][A-Za-z0-9_]{0,12}",
+        quoted in "[a-zA-Z0-9 :(){}\\[\\]'\"-]{1,12}",
+        rel_type in "[A-Z][A-Z_]{0,10}",
+    ) {
+        let statement = format!(
+            "MATCH (a:{label})-[r:{rel_type}]->(b:{}) WHERE b:{label} RETURN a, b",
+            crate::cypher::quote_name(&quoted)
+        );
+        let c = check(&statement, 10).expect("a read");
+        let mut expected = vec![label.clone()];
+        if quoted != label {
+            expected.push(quoted.clone());
+        }
+        prop_assert_eq!(c.labels, expected);
+        prop_assert_eq!(c.relationship_types, vec![rel_type]);
+    }
+
+    /// The LIMIT that reaches the graph is never above the cap, and never above the
+    /// caller's own.
+    #[test]
+    fn the_limit_never_exceeds_the_cap(asked in proptest::option::of(0usize..100_000), cap in 1usize..2_000) {
+        let statement = match asked {
+            Some(n) => format!("MATCH (n) RETURN n LIMIT {n}"),
+            None => "MATCH (n) RETURN n".to_string(),
+        };
+        let c = check(&statement, cap).expect("a read");
+        let sent: usize = c.statement.rsplit(' ').next().and_then(|n| n.parse().ok()).expect("a LIMIT");
+        prop_assert!(sent <= cap + 1);
+        if let Some(n) = asked {
+            prop_assert_eq!(sent, n.min(cap + 1));
+        }
+    }
+}
