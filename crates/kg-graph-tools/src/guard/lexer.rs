@@ -75,8 +75,13 @@ pub fn lex(statement: &str) -> Result<Lexed, String> {
         let next = at(i + 1);
         // Comments: replaced by a space so the words around them stay apart.
         if c == '/' && next == Some('/') {
+            // Any character some parser could take for a line end ends the comment, so
+            // what follows is checked (and a non-ASCII one is then refused).
             while let Some(c) = at(i) {
-                if c == '\n' || c == '\r' {
+                if matches!(
+                    c,
+                    '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+                ) {
                     break;
                 }
                 i += 1;
@@ -156,12 +161,10 @@ pub fn lex(statement: &str) -> Result<Lexed, String> {
             let to = word(i);
             (Token::Word(text(&chars, i, to)), to)
         } else if c.is_ascii_digit() {
-            let mut to = word(i);
-            // A fraction, but not the `..` of a range such as `*1..3`.
-            if at(to) == Some('.') && at(to + 1).is_some_and(|d| d.is_ascii_digit()) {
-                to = word(to + 1);
-            }
-            (Token::Number(text(&chars, i, to)), to)
+            (
+                Token::Number(text(&chars, i, number_end(&chars, i))),
+                number_end(&chars, i),
+            )
         } else if c == '$' {
             match next {
                 Some('`') => {
@@ -188,6 +191,37 @@ pub fn lex(statement: &str) -> Result<Lexed, String> {
         });
     }
     Ok(Lexed { clean, tokens })
+}
+
+/// Where a number starting at `from` ends: `0x1F`, `0o17`, `1_000`, `2.5e-3`. Letters
+/// after it are a separate word, as Cypher reads them: `1CREATE` is `1` and `CREATE`.
+fn number_end(chars: &[(usize, char)], from: usize) -> usize {
+    let at = |i: usize| chars.get(i).map(|(_, c)| *c);
+    let digits = |mut i: usize, ok: fn(char) -> bool| {
+        while at(i).is_some_and(|c| ok(c) || c == '_') {
+            i += 1;
+        }
+        i
+    };
+    if at(from) == Some('0') {
+        match at(from + 1) {
+            Some('x' | 'X') => return digits(from + 2, |c| c.is_ascii_hexdigit()),
+            Some('o' | 'O') => return digits(from + 2, |c| ('0'..='7').contains(&c)),
+            _ => {}
+        }
+    }
+    let mut to = digits(from, |c| c.is_ascii_digit());
+    // A fraction, but not the `..` of a range such as `*1..3`.
+    if at(to) == Some('.') && at(to + 1).is_some_and(|d| d.is_ascii_digit()) {
+        to = digits(to + 1, |c| c.is_ascii_digit());
+    }
+    if matches!(at(to), Some('e' | 'E')) {
+        let sign = usize::from(matches!(at(to + 1), Some('+' | '-')));
+        if at(to + 1 + sign).is_some_and(|d| d.is_ascii_digit()) {
+            to = digits(to + 1 + sign, |c| c.is_ascii_digit());
+        }
+    }
+    to
 }
 
 fn text(chars: &[(usize, char)], from: usize, to: usize) -> String {
@@ -271,6 +305,16 @@ mod tests {
             ]
         );
         assert_eq!(kinds("$p"), [Token::Param("p".into())]);
+        assert_eq!(
+            kinds("1CREATE 0x1F 2.5e-3 1_000"),
+            [
+                Token::Number("1".into()),
+                Token::Word("CREATE".into()),
+                Token::Number("0x1F".into()),
+                Token::Number("2.5e-3".into()),
+                Token::Number("1_000".into())
+            ]
+        );
     }
 
     #[test]
@@ -284,6 +328,7 @@ mod tests {
             "МATCH (n) RETURN n", // Cyrillic М
             "MATCH (n:`Sup\u{200D}plier`) RETURN n",
             "RETURN \\u0041",
+            "MATCH (n) // note\u{2028}DETACH DELETE n",
         ] {
             assert!(lex(bad).is_err(), "{bad}");
         }
