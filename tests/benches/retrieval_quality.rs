@@ -1,4 +1,4 @@
-//! Retrieval quality on the labelled set in `tests/data/retrieval/` (24 documents, 36
+//! Retrieval quality on the labelled set in `tests/data/retrieval/` (24 documents, 50
 //! questions, English and Chinese): recall@5, hit@5 and MRR at document level for vector
 //! only, BM25 only and hybrid, with the deterministic embeddings stub (hashed words,
 //! trigrams and CJK bigrams; not a semantic model). BM25 runs on the full-text index with

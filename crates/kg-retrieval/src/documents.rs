@@ -86,7 +86,8 @@ pub fn ingest<T: Transport, E: Embed>(
     };
     // Schema changes cannot share a transaction with data changes in Neo4j.
     let dimensions = embeddings.as_ref().and_then(|v| v.first()).map(Vec::len);
-    let mut ddl = vec![schema::fulltext_index_ddl()];
+    let mut ddl = schema::lookup_index_ddl().to_vec();
+    ddl.push(schema::fulltext_index_ddl());
     ddl.extend(dimensions.map(schema::vector_index_ddl));
     for statement in ddl {
         if let Err(e) = graph.run(&statement, Map::new(), AccessMode::Write) {

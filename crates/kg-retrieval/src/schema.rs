@@ -27,6 +27,16 @@ pub fn fulltext_index_ddl() -> String {
     )
 }
 
+/// Property indexes for the lookups by id: a document by `id`, its chunks by `document_id`.
+pub fn lookup_index_ddl() -> [String; 2] {
+    [
+        format!("CREATE INDEX document_id IF NOT EXISTS FOR (d:{DOCUMENT_LABEL}) ON (d.id)"),
+        format!(
+            "CREATE INDEX chunk_document_id IF NOT EXISTS FOR (c:{CHUNK_LABEL}) ON (c.document_id)"
+        ),
+    ]
+}
+
 /// Metadata keys become property names: letters, digits and `_`, at most 64.
 pub fn metadata_key_problem(key: &str) -> Option<String> {
     let ok = !key.is_empty()

@@ -194,7 +194,7 @@ fn run_leg<T: Transport>(
         Leg::Bm25(query) => {
             params.insert("index".into(), json!(FULLTEXT_INDEX));
             params.insert("query".into(), json!(query));
-            "CALL db.index.fulltext.queryNodes($index, $query) YIELD node, score"
+            "CALL db.index.fulltext.queryNodes($index, $query, {limit: $candidates}) YIELD node, score"
         }
     };
     let mut conditions = Vec::new();
@@ -215,8 +215,10 @@ fn run_leg<T: Transport>(
     } else {
         format!(" WHERE {}", conditions.join(" AND "))
     };
+    // The document by its indexed id, not by walking HAS_CHUNK back: a property lookup
+    // per hit instead of a pattern match per hit.
     let statement = format!(
-        "{call} MATCH (d:Document)-[:HAS_CHUNK]->(node){filter} \
+        "{call} MATCH (d:Document {{id: node.document_id}}){filter} \
          RETURN node.id AS chunk_id, node.document_id AS document_id, node.text AS text, \
          node.position AS position, score, d AS document \
          ORDER BY score DESC LIMIT $candidates"

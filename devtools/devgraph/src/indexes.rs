@@ -22,7 +22,8 @@ use std::collections::HashMap;
 
 /// Shorter float lists stay lists (so ordinary numeric properties keep their type).
 pub const MIN_VECTOR_LEN: usize = 16;
-/// Neo4j's full-text procedure returns every match; Grafeo's needs a k.
+/// Neo4j's full-text procedure returns every match unless given `{limit: n}`; Grafeo's
+/// needs a k.
 const FULLTEXT_K: usize = 10_000;
 
 /// The statement Grafeo should run instead of `statement`, if it needs rewriting.
@@ -330,8 +331,18 @@ fn procedure_call(
         Kind::Fulltext => {
             let query = arg(1)
                 .ok_or_else(|| syntax("db.index.fulltext.queryNodes takes (index, query)"))?;
+            // Neo4j's options map: only `limit` matters here.
+            let limit = arg(2)
+                .and_then(|options| {
+                    let inner = options.trim().strip_prefix('{')?.strip_suffix('}')?;
+                    inner.split(',').find_map(|entry| {
+                        let (key, value) = entry.split_once(':')?;
+                        (key.trim() == "limit").then(|| value.trim().to_string())
+                    })
+                })
+                .unwrap_or_else(|| FULLTEXT_K.to_string());
             format!(
-                "CALL grafeo.search.text('{label}', '{property}', {query}, {FULLTEXT_K}) YIELD node_id, score \
+                "CALL grafeo.search.text('{label}', '{property}', {query}, {limit}) YIELD node_id, score \
                  MATCH (node) WHERE id(node) = node_id WITH node, score"
             )
         }

@@ -77,6 +77,15 @@ fn fulltext_query_nodes_scores_words_and_cjk_bigrams() {
     .unwrap();
     assert_eq!(rows[0][0], "a", "{rows:?}");
     assert!(rows[0][1].as_f64().unwrap() > 0.0);
+    let limited = "CALL db.index.fulltext.queryNodes('chunk_text', $query, {limit: 1}) YIELD node, score RETURN node.id";
+    let rows = run(
+        &g,
+        limited,
+        json!({"query": "invoices deliveries"}),
+        AccessMode::Read,
+    )
+    .unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
     let rows = run(&g, q, json!({"query": "报销"}), AccessMode::Read).unwrap();
     assert_eq!(
         rows.iter().map(|r| r[0].clone()).collect::<Vec<_>>(),
