@@ -15,6 +15,12 @@ use std::time::{Duration, Instant};
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let stack = Stack::start().await?;
+    // The lookup indexes a deployment creates once (POST /actions/setup).
+    reqwest::Client::new()
+        .post(format!("{}/actions/setup", stack.host.url))
+        .send()
+        .await?
+        .error_for_status()?;
     // Enough money for every run.
     stack
         .graph

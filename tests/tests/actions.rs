@@ -691,3 +691,42 @@ async fn bad_requests_are_refused_before_the_graph_is_touched() {
         0.0
     );
 }
+
+#[tokio::test]
+async fn setup_creates_the_lookup_indexes_once() {
+    let stack = Stack::start().await.unwrap();
+    let (status, r) = post(&stack.host, "/actions/setup", json!({})).await;
+    assert_eq!(status, 200, "{r}");
+    let statements = r["indexes"].as_array().unwrap();
+    assert!(statements.iter().any(|s| {
+        s.as_str()
+            .unwrap()
+            .contains("FOR (n:`ActionLog`) ON (n.`idempotency_key`)")
+    }));
+    let indexes = stack.graph.query("SHOW INDEXES").await.unwrap();
+    let on: Vec<(String, String)> = indexes
+        .iter()
+        .map(|r| {
+            (
+                r[2].as_str().unwrap_or_default().to_string(),
+                r[3].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    for wanted in [
+        ("PurchaseOrder", "id"),
+        ("Supplier", "id"),
+        ("ActionLog", "idempotency_key"),
+    ] {
+        assert!(
+            on.contains(&(wanted.0.to_string(), wanted.1.to_string())),
+            "{on:?}"
+        );
+    }
+    let (status, again) = post(&stack.host, "/actions/setup", json!({})).await;
+    assert_eq!((status, again), (200, r), "idempotent");
+    assert_eq!(
+        stack.graph.query("SHOW INDEXES").await.unwrap().len(),
+        indexes.len()
+    );
+}

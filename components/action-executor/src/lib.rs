@@ -298,6 +298,22 @@ impl Guest for ActionExecutor {
             replayed: false,
         })
     }
+
+    fn ensure_indexes() -> Result<Vec<String>, Error> {
+        ensure_indexes_now()
+    }
+}
+
+fn ensure_indexes_now() -> Result<Vec<String>, Error> {
+    let catalog = catalog::catalog()?;
+    let client = client()?;
+    let statements = kg_actions::catalog::index_statements(&catalog);
+    for statement in &statements {
+        client
+            .run(statement, Default::default(), AccessMode::Write)
+            .map_err(graph_error)?;
+    }
+    Ok(statements)
 }
 
 /// Checks a request and sets up its run (nothing is sent until the first pull).

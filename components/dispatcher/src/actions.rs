@@ -166,6 +166,12 @@ pub fn log(query: &str) -> Result<Response, ApiError> {
     Ok(crate::json_response(200, &log_page_json(&page)))
 }
 
+/// Creates the indexes the executor relies on (idempotent); run once per database.
+pub fn setup() -> Result<Response, ApiError> {
+    let statements = executor::ensure_indexes()?;
+    Ok(crate::json_response(200, &json!({ "indexes": statements })))
+}
+
 pub fn undo(log_id: &str, body: &[u8]) -> Result<Response, ApiError> {
     let body = kg_http::body::json_object(body)?;
     let actor = match body.get("actor") {

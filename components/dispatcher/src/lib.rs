@@ -69,6 +69,7 @@ fn dispatch(request: &Request) -> Result<Reply, ApiError> {
             actions::Execution::Stream(execution, run) => Reply::Batch(execution, run),
         },
         Route::ActionLog => full(actions::log(request.query())?),
+        Route::SetupActions => full(actions::setup()?),
         Route::UndoAction { log_id } => full(actions::undo(&log_id, request.body())?),
         Route::ListDocuments => full(documents::list()?),
         Route::IngestDocument => full(documents::ingest(request.body())?),

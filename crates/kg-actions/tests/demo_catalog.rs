@@ -76,6 +76,14 @@ fn the_demo_catalog_loads() {
         s.text
     );
     assert_eq!(s.params["today"], "2026-11-23");
+    let indexes = kg_actions::catalog::index_statements(&catalog);
+    assert!(
+        indexes.contains(
+            &"CREATE INDEX `kg_purchaseorder_id` IF NOT EXISTS FOR (n:`PurchaseOrder`) ON (n.`id`)"
+                .to_string()
+        )
+    );
+    assert_eq!(indexes.len(), catalog.entities.len() + 2);
     let v = plan.validate_statement(&["PO-0001".into()]);
     assert!(
         !v.text.contains("SET") && !v.text.contains("CREATE"),

@@ -13,6 +13,7 @@ pub enum Route {
     ValidateAction { entity_type: String, action: String },
     ExecuteAction { entity_type: String, action: String },
     ActionLog,
+    SetupActions,
     UndoAction { log_id: String },
     ListDocuments,
     IngestDocument,
@@ -40,6 +41,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ),
         ["actions"] => (&["GET"], on(method, "GET", || Route::ListActions)),
         ["actions", "log"] => (&["GET"], on(method, "GET", || Route::ActionLog)),
+        ["actions", "setup"] => (&["POST"], on(method, "POST", || Route::SetupActions)),
         ["actions", "log", _, "undo"] => (
             &["POST"],
             on(method, "POST", || Route::UndoAction { log_id: owned(2) }),

@@ -87,6 +87,31 @@ impl Catalog {
     }
 }
 
+/// The index DDL the executor's lookups need (standard Neo4j 5 syntax, idempotent): each
+/// entity type's key, and the action log's id and idempotency key.
+pub fn index_statements(catalog: &Catalog) -> Vec<String> {
+    let index = |label: &str, property: &str| {
+        format!(
+            "CREATE INDEX {} IF NOT EXISTS FOR (n:{}) ON (n.{})",
+            crate::expr::quote(&format!(
+                "kg_{}_{}",
+                label.to_lowercase(),
+                property.to_lowercase()
+            )),
+            crate::expr::quote(label),
+            crate::expr::quote(property)
+        )
+    };
+    let mut statements: Vec<String> = catalog
+        .entities
+        .values()
+        .map(|e| index(&e.label, &e.key))
+        .collect();
+    statements.push(index("ActionLog", "id"));
+    statements.push(index("ActionLog", "idempotency_key"));
+    statements
+}
+
 impl ActionDef {
     /// The related entities the action's expressions mention, in name order.
     pub fn related_used(&self) -> BTreeSet<String> {
