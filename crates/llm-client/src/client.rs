@@ -1,0 +1,193 @@
+//! The client: one call = up to 1 + `max_retries` attempts within one deadline.
+
+use crate::clock::{Clock, SystemClock};
+use crate::config::{LlmConfig, MAX_RETRIES};
+use crate::error::{LlmError, is_transient_status};
+use crate::request::ChatRequest;
+use crate::response::{ChatResponse, parse_chat_response};
+use crate::stream::{StreamEvent, StreamParser};
+use crate::transport::LlmTransport;
+use neo4j_client::{HttpRequest, HttpResponse, Method, TransportErrorKind};
+use std::time::Duration;
+
+/// Longest wait a server's `Retry-After` may impose.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
+
+pub struct LlmClient<T, C = SystemClock> {
+    config: LlmConfig,
+    transport: T,
+    clock: C,
+}
+
+impl<T: LlmTransport> LlmClient<T, SystemClock> {
+    pub fn new(config: LlmConfig, transport: T) -> Self {
+        Self::with_clock(config, transport, SystemClock::new())
+    }
+}
+
+impl<T: LlmTransport, C: Clock> LlmClient<T, C> {
+    pub fn with_clock(config: LlmConfig, transport: T, clock: C) -> Self {
+        LlmClient {
+            config,
+            transport,
+            clock,
+        }
+    }
+
+    pub fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    /// One non-streamed completion.
+    pub fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let response = self.send_with_retries(request, false)?;
+        parse_chat_response(&response.body)
+    }
+
+    /// One streamed completion: `on_event` sees every delta in order, and the assembled
+    /// answer is returned. The transport is sync, so the deltas arrive when the body has.
+    pub fn chat_stream(
+        &self,
+        request: &ChatRequest,
+        mut on_event: impl FnMut(&StreamEvent),
+    ) -> Result<ChatResponse, LlmError> {
+        let response = self.send_with_retries(request, true)?;
+        // A server that ignores `stream: true` answers one JSON document.
+        if !is_event_stream(&response) {
+            let whole = parse_chat_response(&response.body)?;
+            if !whole.content.is_empty() {
+                on_event(&StreamEvent::Content(whole.content.clone()));
+            }
+            return Ok(whole);
+        }
+        let mut parser = StreamParser::new();
+        for event in parser.feed(&response.body)? {
+            on_event(&event);
+        }
+        let (answer, rest) = parser.finish()?;
+        rest.iter().for_each(&mut on_event);
+        Ok(answer)
+    }
+
+    /// The HTTP request for `request` (also used by callers that send asynchronously).
+    pub fn http_request(&self, request: &ChatRequest, stream: bool) -> HttpRequest {
+        let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+        if stream {
+            headers.push(("accept".to_string(), "text/event-stream".to_string()));
+        }
+        if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
+            headers.push(("authorization".to_string(), format!("Bearer {key}")));
+        }
+        HttpRequest {
+            method: Method::Post,
+            url: self.config.completions_url(),
+            headers,
+            body: Some(
+                request
+                    .body(&self.config.model, stream)
+                    .to_string()
+                    .into_bytes(),
+            ),
+        }
+    }
+
+    fn send_with_retries(
+        &self,
+        request: &ChatRequest,
+        stream: bool,
+    ) -> Result<HttpResponse, LlmError> {
+        self.config.validate()?;
+        let http = self.http_request(request, stream);
+        let started = self.clock.elapsed();
+        let deadline = self.config.timeout;
+        let retries = self.config.max_retries.min(MAX_RETRIES);
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let used = self.clock.elapsed().saturating_sub(started);
+            let remaining = deadline.saturating_sub(used);
+            if remaining.is_zero() {
+                return Err(LlmError::Timeout {
+                    message: format!("no answer within {} ms", deadline.as_millis()),
+                    attempts: attempt - 1,
+                });
+            }
+            let failure = match self.transport.send_within(http.clone(), remaining) {
+                Ok(response) if (200..300).contains(&response.status) => return Ok(response),
+                Ok(response) if is_transient_status(response.status) => {
+                    let wait = retry_after(&response);
+                    (
+                        LlmError::upstream(response.status, &response.body, attempt),
+                        wait,
+                    )
+                }
+                Ok(response) => {
+                    return Err(LlmError::upstream(response.status, &response.body, attempt));
+                }
+                Err(e) => {
+                    let message = format!("{}: {e}", self.config.completions_url());
+                    match e.kind {
+                        TransportErrorKind::Timeout => (
+                            LlmError::Timeout {
+                                message,
+                                attempts: attempt,
+                            },
+                            None,
+                        ),
+                        TransportErrorKind::Connect => (
+                            LlmError::Unavailable {
+                                message,
+                                attempts: attempt,
+                            },
+                            None,
+                        ),
+                        // Refused by the platform or a malformed request: retrying cannot help.
+                        TransportErrorKind::Denied | TransportErrorKind::Other => {
+                            return Err(LlmError::Unavailable {
+                                message,
+                                attempts: attempt,
+                            });
+                        }
+                    }
+                }
+            };
+            let (error, retry_after) = failure;
+            if attempt > retries {
+                return Err(error);
+            }
+            let backoff = retry_after
+                .map(|w| w.min(MAX_RETRY_AFTER))
+                .unwrap_or(self.config.backoff_base * 2u32.pow(attempt - 1));
+            let used = self.clock.elapsed().saturating_sub(started);
+            // Sleeping past the deadline would only turn this error into a timeout.
+            if used + backoff >= deadline {
+                return Err(error);
+            }
+            self.clock.sleep(backoff);
+        }
+    }
+}
+
+fn is_event_stream(response: &HttpResponse) -> bool {
+    match response.header("content-type") {
+        Some(kind) => kind.to_ascii_lowercase().contains("text/event-stream"),
+        // Without a content type, look at the body: SSE starts with a field or a comment.
+        None => {
+            let start = response
+                .body
+                .iter()
+                .position(|b| !b.is_ascii_whitespace())
+                .map_or(&[][..], |i| &response.body[i..]);
+            start.starts_with(b"data:") || start.starts_with(b":") || start.starts_with(b"event:")
+        }
+    }
+}
+
+/// `Retry-After: <seconds>` (the HTTP-date form is ignored: the backoff applies instead).
+fn retry_after(response: &HttpResponse) -> Option<Duration> {
+    response
+        .header("retry-after")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
