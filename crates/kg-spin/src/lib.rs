@@ -1,8 +1,12 @@
 //! Spin-facing helpers shared by the components. Everything here is I/O through spin-sdk
 //! (variables, outbound HTTP); the decisions live in plain crates.
 
+mod llm;
 mod neo4j;
 
+pub use llm::{
+    LLM_CALL_TIMEOUT, SpinLlmTransport, llm_check, llm_client, llm_config, llm_error, within,
+};
 pub use neo4j::{SpinTransport, graph_client, send_async};
 
 use kg_wit::types::{Check, ComponentStatus};

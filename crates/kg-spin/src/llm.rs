@@ -1,0 +1,154 @@
+//! llm-client over Spin outbound HTTP, configured from the `llm_*` variables, with each
+//! attempt raced against a timer on the WASI monotonic clock (spin-sdk's `send` takes no
+//! timeout), and LLM errors mapped onto the WIT error classes.
+
+use crate::neo4j::send_async;
+use crate::variable;
+use kg_wit::types::{Check, Error, ErrorCode};
+use llm_client::{
+    HttpRequest, HttpResponse, LlmClient, LlmConfig, LlmError, LlmTransport, Transport,
+    TransportError, TransportErrorKind,
+};
+use spin_executor::CancelOnDropToken;
+use std::future::Future;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use wasi::clocks::monotonic_clock;
+
+/// Deadline of one LLM call, retries included.
+pub const LLM_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub struct SpinLlmTransport;
+
+impl Transport for SpinLlmTransport {
+    fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
+        spin_sdk::http::run(send_async(request))
+    }
+}
+
+impl LlmTransport for SpinLlmTransport {
+    fn send_within(
+        &self,
+        request: HttpRequest,
+        timeout: Duration,
+    ) -> Result<HttpResponse, TransportError> {
+        let millis = timeout.as_millis();
+        spin_sdk::http::run(within(timeout, send_async(request))).unwrap_or_else(|| {
+            Err(TransportError {
+                kind: TransportErrorKind::Timeout,
+                message: format!("no answer within {millis} ms"),
+            })
+        })
+    }
+}
+
+/// The LLM configured by `llm_origin` + `llm_base_path`, `llm_model` and `llm_api_key`.
+pub fn llm_client() -> Result<LlmClient<SpinLlmTransport>, LlmError> {
+    Ok(LlmClient::new(llm_config()?, SpinLlmTransport))
+}
+
+pub fn llm_config() -> Result<LlmConfig, LlmError> {
+    let read = |name: &str| variable(name).map_err(LlmError::NotConfigured);
+    let base_url = format!(
+        "{}{}",
+        read("llm_origin")?.trim().trim_end_matches('/'),
+        read("llm_base_path")?.trim()
+    );
+    let mut config = LlmConfig::new(base_url, read("llm_model")?.trim());
+    config.api_key = Some(read("llm_api_key")?).filter(|k| !k.is_empty());
+    config.timeout = LLM_CALL_TIMEOUT;
+    config.validate()?;
+    Ok(config)
+}
+
+/// The configuration as `/health` shows it: endpoint and model, never the key.
+pub fn llm_check() -> Check {
+    match llm_config() {
+        Ok(config) => Check {
+            name: "llm".into(),
+            ok: true,
+            detail: format!(
+                "{} model `{}`{}",
+                config.completions_url(),
+                config.model,
+                if config.api_key.is_some() {
+                    ", API key set"
+                } else {
+                    ""
+                }
+            ),
+        },
+        Err(e) => Check {
+            name: "llm".into(),
+            ok: false,
+            detail: e.to_string(),
+        },
+    }
+}
+
+/// The WIT error for an LLM failure; `detail.reason` names the class for the dispatcher
+/// (`llm_not_configured`, `llm_unavailable`, …).
+pub fn llm_error(e: &LlmError) -> Error {
+    let (code, reason) = match e {
+        LlmError::NotConfigured(_) => (ErrorCode::Unavailable, "llm_not_configured"),
+        LlmError::Unavailable { .. } => (ErrorCode::Unavailable, "llm_unavailable"),
+        LlmError::Timeout { .. } => (ErrorCode::Timeout, "llm_timeout"),
+        LlmError::Upstream { .. } => (ErrorCode::Upstream, "llm_upstream"),
+        LlmError::BadResponse(_) => (ErrorCode::Upstream, "llm_bad_response"),
+    };
+    Error {
+        code,
+        message: e.to_string(),
+        retryable: e.retryable(),
+        detail: Some(format!(r#"{{"reason":"{reason}"}}"#)),
+    }
+}
+
+/// `Some(output)` when `work` finishes within `timeout`, `None` otherwise.
+pub async fn within<T>(timeout: Duration, work: impl Future<Output = T>) -> Option<T> {
+    let mut work = pin!(work);
+    let mut timer = pin!(Sleep::new(timeout));
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(output) = work.as_mut().poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        match timer.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
+}
+
+/// Completes once the monotonic clock passes its deadline; spin-sdk's executor waits on
+/// it together with outbound HTTP.
+struct Sleep {
+    deadline_ns: u64,
+    registration: Option<CancelOnDropToken>,
+}
+
+impl Sleep {
+    fn new(duration: Duration) -> Self {
+        let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        Sleep {
+            deadline_ns: monotonic_clock::now().saturating_add(nanos),
+            registration: None,
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if monotonic_clock::now() >= self.deadline_ns {
+            return Poll::Ready(());
+        }
+        let pollable = monotonic_clock::subscribe_instant(self.deadline_ns);
+        // Replacing the token cancels the previous registration.
+        self.registration =
+            Some(spin_executor::push_waker_and_get_token(pollable, cx.waker().clone()).into());
+        Poll::Pending
+    }
+}
