@@ -91,6 +91,17 @@ async fn ingest_list_reingest_and_delete() {
     let s = stack(&stub.uri()).await;
     let host = &s.host;
 
+    // Before the first ingest there is no index: nothing found, and the reason.
+    let (status, r) = post(host, "/search", json!({"query": "orders"})).await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!((&r["hits"], &r["legs"]), (&json!([]), &json!([])), "{r}");
+    assert!(
+        r["warnings"]
+            .to_string()
+            .contains("ingest a document first"),
+        "{r}"
+    );
+
     let (status, r) = post(
         host,
         "/documents",
@@ -394,4 +405,25 @@ async fn bad_requests_name_the_field() {
         s.graph.query("MATCH (n) RETURN count(n)").await.unwrap(),
         vec![json!([0])]
     );
+}
+
+#[tokio::test]
+async fn graph_down_is_a_503_not_an_empty_answer() {
+    let stub = embedding_stub::start().await;
+    let Stack {
+        graph,
+        host,
+        dir: _dir,
+    } = stack(&stub.uri()).await;
+    let (status, _) = post(&host, "/documents", json!({"id": "travel", "text": TRAVEL})).await;
+    assert_eq!(status, 201);
+    graph.stop().await.unwrap();
+    let (status, r) = post(&host, "/search", json!({"query": "报销"})).await;
+    assert_eq!(
+        (status, r["error"]["code"].as_str()),
+        (503, Some("unavailable")),
+        "{r}"
+    );
+    let (status, r) = host.get("/documents").await.unwrap();
+    assert_eq!(status, 503, "{r}");
 }

@@ -4,13 +4,13 @@
 
 use crate::documents::metadata;
 use crate::embeddings::Embed;
-use crate::errors::{graph_error, invalid};
+use crate::errors::invalid;
 use crate::fulltext_query::lucene_query;
 use crate::fusion::{Weights, fuse};
 use crate::schema::{self, FULLTEXT_INDEX, METADATA_PREFIX, VECTOR_INDEX};
 use kg_wit::kg::agent::retriever::{SearchHit, SearchLeg, SearchRequest, SearchResponse};
 use kg_wit::types::{Error, ErrorCode};
-use neo4j_client::{AccessMode, Client, Transport, Value};
+use neo4j_client::{AccessMode, Client, Neo4jError, Transport, Value};
 use serde_json::{Map, json};
 use std::collections::HashMap;
 
@@ -76,6 +76,7 @@ pub fn search<T: Transport, E: Embed>(
     let mut legs = Vec::new();
     let mut warnings = Vec::new();
     let mut failures = Vec::new();
+    let mut only_missing_indexes = true;
 
     let mut vector_hits = Vec::new();
     if weights.vector > 0.0 {
@@ -87,13 +88,22 @@ pub fn search<T: Transport, E: Embed>(
                         legs.push(SearchLeg::Vector);
                         vector_hits = hits;
                     }
-                    Err(e) => failures.push(format!("vector search did not run: {}", e.message)),
+                    Err(e) => {
+                        only_missing_indexes &= is_missing_index(&e);
+                        failures.push(format!("vector search did not run: {e}"));
+                    }
                 }
             }
-            Ok(_) => failures.push("vector search did not run: no embedding for the query".into()),
-            Err(e) => failures.push(format!(
-                "embeddings unavailable, so vector search did not run: {e}"
-            )),
+            Ok(_) => {
+                only_missing_indexes = false;
+                failures.push("vector search did not run: no embedding for the query".into());
+            }
+            Err(e) => {
+                only_missing_indexes = false;
+                failures.push(format!(
+                    "embeddings unavailable, so vector search did not run: {e}"
+                ));
+            }
         }
     }
     let mut bm25_hits = Vec::new();
@@ -108,11 +118,20 @@ pub fn search<T: Transport, E: Embed>(
                 legs.push(SearchLeg::Bm25);
                 bm25_hits = hits;
             }
-            Err(e) => failures.push(format!(
-                "full-text (BM25) search did not run: {}",
-                e.message
-            )),
+            Err(e) => {
+                only_missing_indexes &= is_missing_index(&e);
+                failures.push(format!("full-text (BM25) search did not run: {e}"));
+            }
         }
+    }
+    if legs.is_empty() && only_missing_indexes {
+        // Nothing was ever ingested (ingest creates the indexes): nothing to find.
+        failures.push("no search index exists yet: ingest a document first".into());
+        return Ok(SearchResponse {
+            hits: Vec::new(),
+            legs,
+            warnings: failures,
+        });
     }
     if legs.is_empty() {
         return Err(Error::new(
@@ -182,7 +201,7 @@ fn run_leg<T: Transport>(
     request: &SearchRequest,
     candidates: u32,
     leg: Leg<'_>,
-) -> Result<Vec<LegHit>, Error> {
+) -> Result<Vec<LegHit>, Neo4jError> {
     let mut params = Map::new();
     params.insert("candidates".into(), json!(candidates));
     let call = match leg {
@@ -223,10 +242,14 @@ fn run_leg<T: Transport>(
          node.position AS position, score, d AS document \
          ORDER BY score DESC LIMIT $candidates"
     );
-    let result = graph
-        .run(&statement, params, AccessMode::Read)
-        .map_err(|e| graph_error("index query failed", &e))?;
+    let result = graph.run(&statement, params, AccessMode::Read)?;
     Ok(result.rows_as_maps().iter().filter_map(leg_hit).collect())
+}
+
+/// Neo4j's answer for an index that does not exist ("There is no such vector schema index").
+fn is_missing_index(e: &Neo4jError) -> bool {
+    e.code.as_deref() == Some("Neo.ClientError.Procedure.ProcedureCallFailed")
+        && e.message.contains("no such")
 }
 
 fn leg_hit(row: &std::collections::BTreeMap<String, Value>) -> Option<LegHit> {
