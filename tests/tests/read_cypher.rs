@@ -2,7 +2,7 @@
 //! on values read straight from devgraph; devgraph's EXPLAIN answer; the result byte cap;
 //! and the per-request deadline.
 
-use kg_e2e::{Devhost, GRAPH_PASSWORD, Stack, workspace};
+use kg_e2e::{Devgraph, Devhost, GRAPH_PASSWORD, Stack, workspace};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -302,4 +302,53 @@ async fn a_slow_query_meets_the_deadline() {
     )
     .await;
     assert_eq!(status, 200, "{r}");
+}
+
+#[tokio::test]
+async fn describe_class_without_an_ontology_reads_the_data() {
+    let graph = Devgraph::start_empty().await.unwrap();
+    graph
+        .write("CREATE (:Person {name: 'Ann', age: 31})-[:KNOWS]->(:Person {name: 'Bob'})-[:WORKS_AT]->(:Company {name: 'Initech'})")
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let host = Devhost::start(
+        &workspace().join("spin.toml"),
+        &dir.path().join("kv.db"),
+        &graph.variables(),
+    )
+    .await
+    .unwrap();
+    let (status, r) = call(&host, "describe_class", json!({"class_name": "Person"})).await;
+    assert_eq!(status, 200, "{r}");
+    let d = &r["data"];
+    assert_eq!(d["description"], Value::Null);
+    assert_eq!(d["instance_count"], 2);
+    assert_eq!(
+        d["properties"],
+        json!([
+            {"name": "age", "declared_type": null, "observed_types": ["integer"], "present_in_sample": 1},
+            {"name": "name", "declared_type": null, "observed_types": ["string"], "present_in_sample": 2}
+        ])
+    );
+    let rels = d["relationships"].as_array().unwrap();
+    assert!(
+        rels.contains(
+            &json!({"direction": "out", "type": "KNOWS", "other_class": "Person", "count": 1})
+        ),
+        "{rels:?}"
+    );
+    assert!(
+        rels.contains(
+            &json!({"direction": "in", "type": "KNOWS", "other_class": "Person", "count": 1})
+        ),
+        "{rels:?}"
+    );
+    assert!(
+        rels.contains(
+            &json!({"direction": "out", "type": "WORKS_AT", "other_class": "Company", "count": 1})
+        ),
+        "{rels:?}"
+    );
+    assert_eq!(rels.len(), 3);
 }
