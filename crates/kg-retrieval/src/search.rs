@@ -275,3 +275,219 @@ fn leg_hit(row: &std::collections::BTreeMap<String, Value>) -> Option<LegHit> {
         metadata: properties,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embeddings::EmbeddingError;
+    use neo4j_client::{Auth, Config, HttpRequest, HttpResponse, TransportError};
+    use serde_json::Value as Json;
+    use std::cell::RefCell;
+
+    /// A graph whose index procedures answer as configured; records every request body.
+    struct FakeGraph {
+        vector: Result<Vec<(&'static str, f64)>, &'static str>,
+        fulltext: Result<Vec<(&'static str, f64)>, &'static str>,
+        requests: RefCell<Vec<Json>>,
+    }
+
+    impl Transport for &FakeGraph {
+        fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
+            let body: Json = serde_json::from_slice(request.body.as_deref().unwrap_or_default())
+                .unwrap_or_default();
+            let statement = body["statement"].as_str().unwrap_or_default().to_string();
+            self.requests.borrow_mut().push(body);
+            let answer = if statement.contains("db.index.vector") {
+                &self.vector
+            } else {
+                &self.fulltext
+            };
+            let json = match answer {
+                Ok(rows) => json!({"data": {
+                    "fields": ["chunk_id", "document_id", "text", "position", "score", "document"],
+                    "values": rows.iter().map(|(id, score)| json!([id, "doc", format!("text of {id}"), 0, score,
+                        {"elementId": "4:x:1", "labels": ["Document"], "properties": {"id": "doc", "meta_lang": "en"}}])).collect::<Vec<_>>(),
+                }}),
+                Err(message) => {
+                    json!({"errors": [{"code": "Neo.ClientError.Procedure.ProcedureCallFailed", "message": message}]})
+                }
+            };
+            Ok(HttpResponse {
+                status: if answer.is_ok() { 200 } else { 400 },
+                headers: vec![],
+                body: json.to_string().into_bytes(),
+            })
+        }
+    }
+
+    struct FakeEmbedder(bool);
+
+    impl Embed for FakeEmbedder {
+        fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+            if self.0 {
+                Ok(texts.iter().map(|_| vec![0.5; 4]).collect())
+            } else {
+                Err(EmbeddingError {
+                    unavailable: true,
+                    message: "connection refused".into(),
+                })
+            }
+        }
+    }
+
+    fn request(query: &str) -> SearchRequest {
+        SearchRequest {
+            query: query.into(),
+            top_k: 3,
+            vector_weight: None,
+            bm25_weight: None,
+            document_ids: vec!["doc".into()],
+            metadata_filter: vec![("lang".into(), "en".into())],
+        }
+    }
+
+    fn run(graph: &FakeGraph, embeddings_up: bool) -> Result<SearchResponse, Error> {
+        let client = Client::new(
+            Config {
+                origin: "http://graph:7474".into(),
+                database: "neo4j".into(),
+                auth: Auth::None,
+            },
+            graph,
+        );
+        search(
+            &client,
+            &FakeEmbedder(embeddings_up),
+            &request("paid (invoices)"),
+        )
+    }
+
+    fn graph(
+        vector: Result<Vec<(&'static str, f64)>, &'static str>,
+        fulltext: Result<Vec<(&'static str, f64)>, &'static str>,
+    ) -> FakeGraph {
+        FakeGraph {
+            vector,
+            fulltext,
+            requests: RefCell::new(vec![]),
+        }
+    }
+
+    #[test]
+    fn both_legs_are_read_queries_with_every_value_a_parameter() {
+        let g = graph(
+            Ok(vec![("a", 0.9), ("b", 0.8)]),
+            Ok(vec![("b", 3.0), ("c", 1.0)]),
+        );
+        let r = run(&g, true).unwrap();
+        assert_eq!(r.legs, vec![SearchLeg::Vector, SearchLeg::Bm25]);
+        let ids: Vec<&str> = r.hits.iter().map(|h| h.chunk_id.as_str()).collect();
+        assert_eq!(ids, ["b", "a", "c"]);
+        assert_eq!(
+            r.hits[0].metadata,
+            vec![("lang".to_string(), "en".to_string())]
+        );
+        assert_eq!(
+            (r.hits[0].vector_rank, r.hits[0].bm25_rank),
+            (Some(2), Some(1))
+        );
+        for body in g.requests.borrow().iter() {
+            assert_eq!(body["accessMode"], "READ");
+            let statement = body["statement"].as_str().unwrap();
+            assert!(
+                !statement.contains("invoices") && !statement.contains("'en'"),
+                "{statement}"
+            );
+            assert!(statement.contains("LIMIT $candidates"), "{statement}");
+        }
+        let fulltext = &g.requests.borrow()[1];
+        assert_eq!(fulltext["parameters"]["query"], r"paid \(invoices\)");
+        assert_eq!(fulltext["parameters"]["meta_key_0"], "meta_lang");
+        assert_eq!(fulltext["parameters"]["document_ids"], json!(["doc"]));
+    }
+
+    #[test]
+    fn each_leg_degrades_alone() {
+        let r = run(&graph(Err("boom"), Ok(vec![("c", 1.0)])), true).unwrap();
+        assert_eq!(r.legs, vec![SearchLeg::Bm25]);
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("vector search did not run")),
+            "{:?}",
+            r.warnings
+        );
+        let r = run(&graph(Ok(vec![("a", 0.9)]), Err("boom")), true).unwrap();
+        assert_eq!(r.legs, vec![SearchLeg::Vector]);
+        assert!(
+            r.warnings.iter().any(|w| w.contains("full-text")),
+            "{:?}",
+            r.warnings
+        );
+        let r = run(&graph(Ok(vec![("a", 0.9)]), Ok(vec![("c", 1.0)])), false).unwrap();
+        assert_eq!(r.legs, vec![SearchLeg::Bm25]);
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("embeddings unavailable")),
+            "{:?}",
+            r.warnings
+        );
+    }
+
+    #[test]
+    fn no_index_yet_is_empty_and_any_other_double_failure_an_error() {
+        let missing = "There is no such vector schema index: chunk_embedding";
+        let r = run(
+            &graph(
+                Err(missing),
+                Err("There is no such fulltext schema index: chunk_text"),
+            ),
+            true,
+        )
+        .unwrap();
+        assert!(r.hits.is_empty() && r.legs.is_empty());
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("ingest a document first"))
+        );
+        let e = run(&graph(Err(missing), Err("boom")), true).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Unavailable);
+        let e = run(&graph(Err(missing), Err(missing)), false).unwrap_err();
+        assert!(
+            e.message.contains("embeddings unavailable"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn requests_are_checked_naming_the_field() {
+        let mut r = request("q");
+        r.top_k = 0;
+        assert!(check_request(&r).unwrap_err().message.contains("top_k"));
+        let mut r = request("q");
+        r.bm25_weight = Some(-0.5);
+        assert!(
+            check_request(&r)
+                .unwrap_err()
+                .message
+                .contains("bm25_weight")
+        );
+        let mut r = request("q");
+        r.metadata_filter = vec![("a-b".into(), "x".into())];
+        assert!(
+            check_request(&r)
+                .unwrap_err()
+                .message
+                .contains("metadata_filter")
+        );
+        assert!(
+            check_request(&request(" "))
+                .unwrap_err()
+                .message
+                .contains("query")
+        );
+    }
+}
