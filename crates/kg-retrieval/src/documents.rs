@@ -245,6 +245,181 @@ fn in_transaction<T: Transport, R>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::embeddings::EmbeddingError;
+    use neo4j_client::{Auth, Config, HttpRequest, HttpResponse, Method, TransportError};
+    use std::cell::RefCell;
+
+    /// Answers the Query API as a graph holding an earlier version (`existing`) would;
+    /// chunk writes fail when `fail_chunks`. Records (url, body) of every request.
+    struct FakeGraph {
+        existing: bool,
+        fail_chunks: bool,
+        requests: RefCell<Vec<(String, Method, Json)>>,
+    }
+
+    impl Transport for &FakeGraph {
+        fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
+            let body: Json = serde_json::from_slice(request.body.as_deref().unwrap_or_default())
+                .unwrap_or_default();
+            let statement = body["statement"].as_str().unwrap_or_default().to_string();
+            self.requests
+                .borrow_mut()
+                .push((request.url.clone(), request.method, body));
+            let ok = |counters: Json| json!({"data": {"fields": [], "values": []}, "counters": counters});
+            let (status, answer) = if request.url.ends_with("/tx") {
+                (202, json!({"transaction": {"id": "7"}}))
+            } else if statement.contains(":Chunk {id: c.id") && self.fail_chunks {
+                (
+                    400,
+                    json!({"errors": [{"code": "Neo.ClientError.Statement.TypeError", "message": "bad"}]}),
+                )
+            } else if statement.contains("MATCH (d:Document {id: $id}) DETACH DELETE d") {
+                (200, ok(json!({"nodesDeleted": u64::from(self.existing)})))
+            } else {
+                (200, ok(json!({})))
+            };
+            Ok(HttpResponse {
+                status,
+                headers: vec![],
+                body: answer.to_string().into_bytes(),
+            })
+        }
+    }
+
+    struct FakeEmbedder(bool);
+
+    impl Embed for FakeEmbedder {
+        fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+            if self.0 {
+                Ok(texts
+                    .iter()
+                    .map(|t| vec![t.len() as f32, 1.0, 0.5])
+                    .collect())
+            } else {
+                Err(EmbeddingError {
+                    unavailable: true,
+                    message: "connection refused".into(),
+                })
+            }
+        }
+    }
+
+    fn fake(existing: bool, fail_chunks: bool) -> FakeGraph {
+        FakeGraph {
+            existing,
+            fail_chunks,
+            requests: RefCell::new(vec![]),
+        }
+    }
+
+    fn ingest_into(g: &FakeGraph, embeddings_up: bool) -> Result<IngestReport, Error> {
+        let client = Client::new(
+            Config {
+                origin: "http://graph:7474".into(),
+                database: "neo4j".into(),
+                auth: Auth::None,
+            },
+            g,
+        );
+        let mut doc = input("d1", "# A\n\none.\n\n# B\n\ntwo.\n", &[("lang", "en")]);
+        doc.content_type = ContentType::Markdown;
+        doc.title = Some("T".into());
+        ingest(
+            &client,
+            &FakeEmbedder(embeddings_up),
+            &doc,
+            None,
+            "2026-01-01T00:00:00Z",
+        )
+    }
+
+    fn statements(g: &FakeGraph) -> Vec<String> {
+        g.requests
+            .borrow()
+            .iter()
+            .map(|(_, _, b)| b["statement"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn ingest_creates_indexes_then_replaces_in_one_transaction() {
+        let g = fake(true, false);
+        let report = ingest_into(&g, true).unwrap();
+        assert_eq!((report.chunks, report.replaced), (2, true));
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+        let statements = statements(&g);
+        assert!(
+            statements
+                .iter()
+                .any(|s| s.contains("CREATE FULLTEXT INDEX chunk_text"))
+        );
+        assert!(
+            statements
+                .iter()
+                .any(|s| s.contains("`vector.dimensions`: 3"))
+        );
+        let requests = g.requests.borrow();
+        let chunks = requests
+            .iter()
+            .find(|(_, _, b)| b["parameters"]["chunks"].is_array())
+            .unwrap();
+        assert!(
+            chunks.0.ends_with("/tx/7"),
+            "chunks are written inside the transaction"
+        );
+        assert_eq!(chunks.2["parameters"]["chunks"][1]["id"], "d1#1");
+        assert_eq!(
+            chunks.2["parameters"]["chunks"][1]["embedding"]
+                .as_array()
+                .map(Vec::len),
+            Some(3)
+        );
+        let props = requests
+            .iter()
+            .find(|(_, _, b)| b["parameters"]["props"].is_object())
+            .unwrap();
+        assert_eq!(props.2["parameters"]["props"]["meta_lang"], "en");
+        assert_eq!(props.2["parameters"]["props"]["title"], "T");
+        assert!(requests.last().unwrap().0.ends_with("/tx/7/commit"));
+    }
+
+    #[test]
+    fn embeddings_down_stores_chunks_without_vectors_and_says_so() {
+        let g = fake(false, false);
+        let report = ingest_into(&g, false).unwrap();
+        assert!(!report.replaced);
+        assert!(
+            report.warnings[0].contains("without embeddings"),
+            "{:?}",
+            report.warnings
+        );
+        assert!(!statements(&g).iter().any(|s| s.contains("VECTOR INDEX")));
+        let requests = g.requests.borrow();
+        let chunks = requests
+            .iter()
+            .find(|(_, _, b)| b["parameters"]["chunks"].is_array())
+            .unwrap();
+        assert!(chunks.2["parameters"]["chunks"][0]["embedding"].is_null());
+    }
+
+    #[test]
+    fn a_failed_write_rolls_back_and_keeps_the_old_version() {
+        let g = fake(true, true);
+        let e = ingest_into(&g, true).unwrap_err();
+        assert!(
+            e.message.contains("storing the document failed"),
+            "{}",
+            e.message
+        );
+        let requests = g.requests.borrow();
+        let last = requests.last().unwrap();
+        assert_eq!(
+            (last.1, last.0.ends_with("/tx/7")),
+            (Method::Delete, true),
+            "rollback"
+        );
+        assert!(!requests.iter().any(|(url, _, _)| url.ends_with("/commit")));
+    }
 
     fn input(id: &str, text: &str, metadata: &[(&str, &str)]) -> DocumentInput {
         DocumentInput {
