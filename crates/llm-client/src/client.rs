@@ -191,3 +191,36 @@ fn retry_after(response: &HttpResponse) -> Option<Duration> {
         .filter(|s| s.is_finite() && *s >= 0.0)
         .map(Duration::from_secs_f64)
 }
+
+/// A completion source: the client, or a script in tests of code that uses an LLM.
+pub trait Chat {
+    fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
+
+    /// Streams like [`LlmClient::chat_stream`]; the default hands the whole answer over as
+    /// one delta.
+    fn chat_stream(
+        &self,
+        request: &ChatRequest,
+        on_event: &mut dyn FnMut(&StreamEvent),
+    ) -> Result<ChatResponse, LlmError> {
+        let answer = self.chat(request)?;
+        if !answer.content.is_empty() {
+            on_event(&StreamEvent::Content(answer.content.clone()));
+        }
+        Ok(answer)
+    }
+}
+
+impl<T: LlmTransport, C: Clock> Chat for LlmClient<T, C> {
+    fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        LlmClient::chat(self, request)
+    }
+
+    fn chat_stream(
+        &self,
+        request: &ChatRequest,
+        on_event: &mut dyn FnMut(&StreamEvent),
+    ) -> Result<ChatResponse, LlmError> {
+        LlmClient::chat_stream(self, request, on_event)
+    }
+}

@@ -17,7 +17,7 @@ mod response;
 mod stream;
 mod transport;
 
-pub use client::LlmClient;
+pub use client::{Chat, LlmClient};
 pub use clock::{Clock, SystemClock};
 pub use config::LlmConfig;
 pub use error::LlmError;
