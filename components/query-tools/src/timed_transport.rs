@@ -1,7 +1,8 @@
 //! neo4j-client's transport over WASI HTTP with a deadline per query. spin-sdk's `send`
 //! passes no request options, so this sends through `wasi:http/outgoing-handler` itself,
-//! with connect, first-byte and between-bytes timeouts (Spin and devhost both honour them),
-//! and stops reading a body that is still arriving when the deadline passes.
+//! with connect, first-byte and between-bytes timeouts (hosts built on wasmtime-wasi-http,
+//! devhost included, apply them), and, whatever the host does with those, awaits the answer
+//! and each chunk of its body against the deadline with a monotonic-clock timer.
 //!
 //! Why at the HTTP level: the Query API v2 request has no timeout field, and Cypher has no
 //! per-statement timeout; Neo4j bounds a query only by its transaction timeout (the
@@ -18,6 +19,7 @@ use wasi::http::types::{
     ErrorCode, Fields, IncomingBody, Method as WasiMethod, OutgoingBody, OutgoingRequest,
     RequestOptions, Scheme,
 };
+use wasi::io::poll::{Pollable, poll};
 use wasi::io::streams::StreamError;
 
 pub struct TimedTransport {
@@ -77,7 +79,11 @@ impl Transport for TimedTransport {
         }
         OutgoingBody::finish(body, None).map_err(transport_error)?;
 
-        future.subscribe().block();
+        // Wait for the answer or the deadline, whichever comes first: this holds even on
+        // a host that ignores the request options.
+        if !ready_in_time(&future.subscribe(), remaining(started, deadline_ns)) {
+            return Err(timeout(deadline_ns));
+        }
         let response = match future.get() {
             Some(Ok(Ok(response))) => response,
             Some(Ok(Err(code))) => return Err(transport_error(code)),
@@ -113,16 +119,10 @@ fn read_body(
         .map_err(|()| other("response body stream unavailable".into()))?;
     let mut body = Vec::new();
     loop {
-        if monotonic_clock::now().saturating_sub(started) > deadline_ns {
-            return Err(TransportError {
-                kind: TransportErrorKind::Timeout,
-                message: format!(
-                    "the graph's answer did not arrive within {} ms",
-                    deadline_ns / 1_000_000
-                ),
-            });
+        if !ready_in_time(&stream.subscribe(), remaining(started, deadline_ns)) {
+            return Err(timeout(deadline_ns));
         }
-        match stream.blocking_read(64 * 1024) {
+        match stream.read(64 * 1024) {
             Ok(chunk) => body.extend_from_slice(&chunk),
             Err(StreamError::Closed) => return Ok(body),
             Err(StreamError::LastOperationFailed(e)) => {
@@ -132,6 +132,27 @@ fn read_body(
                 )));
             }
         }
+    }
+}
+
+/// Nanoseconds left until the deadline.
+fn remaining(started: u64, deadline_ns: u64) -> u64 {
+    deadline_ns.saturating_sub(monotonic_clock::now().saturating_sub(started))
+}
+
+/// Waits until `pollable` is ready or `within` nanoseconds pass; true when it is ready.
+fn ready_in_time(pollable: &Pollable, within: u64) -> bool {
+    let timer = monotonic_clock::subscribe_duration(within);
+    within > 0 && (poll(&[pollable, &timer]).contains(&0) || pollable.ready())
+}
+
+fn timeout(deadline_ns: u64) -> TransportError {
+    TransportError {
+        kind: TransportErrorKind::Timeout,
+        message: format!(
+            "the graph did not answer within {} ms",
+            deadline_ns / 1_000_000
+        ),
     }
 }
 
