@@ -1,6 +1,8 @@
-//! The router component: binds `kg:agent/router`. Routing logic arrives with issue #6.
+//! The router component: binds `kg:agent/router` to kg-routing, with the LLM reached
+//! through Spin outbound HTTP.
 
-use kg_wit::types::{ComponentStatus, Error};
+use kg_routing::{Decision, Intent as RoutedIntent, Mode};
+use kg_wit::types::{ComponentStatus, Error, ErrorCode};
 
 wit_bindgen::generate!({
     path: "../../wit",
@@ -8,7 +10,10 @@ wit_bindgen::generate!({
     with: { "kg:agent/types@0.1.0": kg_wit::types },
 });
 
-use exports::kg::agent::router::{Guest, RouteDecision, RouteRequest};
+use exports::kg::agent::router::{Guest, Intent, RouteDecision, RouteRequest, RoutingMode};
+
+/// Longest message routed; longer ones are refused before any LLM call.
+const MAX_MESSAGE_CHARS: usize = 10_000;
 
 struct Router;
 
@@ -19,13 +24,58 @@ impl Guest for Router {
             env!("CARGO_PKG_VERSION"),
             vec![
                 kg_spin::configuration_check(kg_spin::LLM_VARIABLES),
-                kg_spin::pending_check("intent routing", 6),
+                kg_spin::llm_check(),
             ],
         )
     }
 
-    fn route(_request: RouteRequest) -> Result<RouteDecision, Error> {
-        Err(Error::not_implemented("intent routing", 6))
+    fn route(request: RouteRequest) -> Result<RouteDecision, Error> {
+        if request.message.chars().count() > MAX_MESSAGE_CHARS {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!("the message is longer than {MAX_MESSAGE_CHARS} characters"),
+            ));
+        }
+        let mode = match request.mode {
+            RoutingMode::Rule => Mode::Rule,
+            RoutingMode::Llm => Mode::Llm,
+            RoutingMode::Hybrid => Mode::Hybrid,
+        };
+        // Rule mode never needs the LLM; otherwise a missing configuration becomes a
+        // warning in the decision (rules decide), not an error.
+        let client = match mode {
+            Mode::Rule => None,
+            Mode::Llm | Mode::Hybrid => kg_spin::llm_client().ok(),
+        };
+        let llm = client.as_ref().map(|c| c as &dyn llm_client::Chat);
+        Ok(to_wit(kg_routing::route(
+            &request.message,
+            &request.history,
+            mode,
+            llm,
+        )))
+    }
+}
+
+fn to_wit(decision: Decision) -> RouteDecision {
+    RouteDecision {
+        intent: match decision.intent {
+            RoutedIntent::Query => Intent::Query,
+            RoutedIntent::Action => Intent::Action,
+            RoutedIntent::Document => Intent::Document,
+            RoutedIntent::Answer => Intent::Answer,
+            RoutedIntent::Clarify => Intent::Clarify,
+        },
+        confidence: decision.confidence,
+        method: match decision.method {
+            Mode::Rule => RoutingMode::Rule,
+            Mode::Llm => RoutingMode::Llm,
+            Mode::Hybrid => RoutingMode::Hybrid,
+        },
+        reason: decision.reason,
+        refined_question: decision.refined_question,
+        clarification: decision.clarification,
+        warnings: decision.warnings,
     }
 }
 
