@@ -7,7 +7,10 @@ use serde_json::{Value, json};
 
 /// An empty graph and devhost pointed at it and at `llm_origin`.
 async fn stack(llm_origin: &str) -> Stack {
-    let graph = Devgraph::start_empty().await.unwrap();
+    stack_on(Devgraph::start_empty().await.unwrap(), llm_origin).await
+}
+
+async fn stack_on(graph: Devgraph, llm_origin: &str) -> Stack {
     let dir = tempfile::tempdir().unwrap();
     let mut variables = graph.variables();
     variables.push(("llm_origin", llm_origin.to_string()));
@@ -426,4 +429,46 @@ async fn graph_down_is_a_503_not_an_empty_answer() {
     );
     let (status, r) = host.get("/documents").await.unwrap();
     assert_eq!(status, 503, "{r}");
+}
+
+#[tokio::test]
+async fn chunks_link_to_the_entities_they_mention() {
+    let stub = embedding_stub::start().await;
+    let s = stack_on(Devgraph::start().await.unwrap(), &stub.uri()).await;
+    let text = "Order PO-0003 from SUP-001 was paid twice.\n\nPRD-036 is back-ordered; XYZ-999 is unknown.";
+    let (status, r) = post(
+        &s.host,
+        "/documents",
+        json!({"id": "memo", "text": text, "chunking": {"max_chars": 60, "overlap_chars": 0}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{r}");
+    let rows = s
+        .graph
+        .query("MATCH (c:Chunk)-[:MENTIONS]->(e) RETURN c.position, e.id ORDER BY e.id")
+        .await
+        .unwrap();
+    assert_eq!(
+        rows,
+        vec![
+            json!([0, "PO-0003"]),
+            json!([1, "PRD-036"]),
+            json!([0, "SUP-001"])
+        ]
+    );
+    // Deleting the document removes its links, not the entities.
+    let (status, _) = s.host.send("DELETE", "/documents/memo", "").await.unwrap();
+    assert_eq!(status, 200);
+    let rows = s
+        .graph
+        .query("MATCH ()-[m:MENTIONS]->() RETURN count(m)")
+        .await
+        .unwrap();
+    assert_eq!(rows, vec![json!([0])]);
+    let rows = s
+        .graph
+        .query("MATCH (p {id: 'PO-0003'}) RETURN count(p)")
+        .await
+        .unwrap();
+    assert_eq!(rows, vec![json!([1])]);
 }

@@ -1,5 +1,6 @@
 //! Ingest, list and delete documents: `(:Document {id, title, meta_*, ingested_at,
-//! chunk_count})-[:HAS_CHUNK]->(:Chunk {id, text, embedding, position, document_id})`.
+//! chunk_count})-[:HAS_CHUNK]->(:Chunk {id, text, embedding, position, document_id})`,
+//! chunks `-[:MENTIONS]->` the graph entities whose business key they contain.
 
 use crate::chunking::{self, Format};
 use crate::embeddings::Embed;
@@ -133,6 +134,7 @@ pub fn ingest<T: Transport, E: Embed>(
                 params,
             )?;
         }
+        link_mentions(graph, tx, &input.id, &input.text)?;
         Ok(removed)
     })
     .map_err(|e| graph_error("storing the document failed", &e))?;
@@ -142,6 +144,31 @@ pub fn ingest<T: Transport, E: Embed>(
         replaced,
         warnings,
     })
+}
+
+/// `(:Chunk)-[:MENTIONS]->(entity)` for every node whose `id` is a business key the chunk
+/// contains. One scan for the keys, then this document's chunks by their indexed id.
+fn link_mentions<T: Transport>(
+    graph: &Client<T>,
+    tx: &Transaction,
+    id: &str,
+    text: &str,
+) -> Result<(), Neo4jError> {
+    let keys = crate::mentions::candidate_keys(text);
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let mut params = Map::new();
+    params.insert("id".into(), json!(id));
+    params.insert("keys".into(), json!(keys));
+    graph.run_in(
+        tx,
+        "MATCH (e) WHERE e.id IN $keys AND NOT e:Chunk AND NOT e:Document \
+         WITH e MATCH (c:Chunk {document_id: $id}) WHERE c.text CONTAINS e.id \
+         MERGE (c)-[:MENTIONS]->(e) RETURN count(*) AS links",
+        params,
+    )?;
+    Ok(())
 }
 
 /// Deletes a document and its chunks; false when there was none.

@@ -9,6 +9,7 @@ pub mod embeddings;
 pub mod errors;
 pub mod fulltext_query;
 pub mod fusion;
+pub mod mentions;
 pub mod schema;
 pub mod search;
 pub mod time;
