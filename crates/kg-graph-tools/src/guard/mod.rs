@@ -117,13 +117,16 @@ fn forbidden_words(tokens: &[&Token]) -> Result<(), Refusal> {
             continue;
         };
         let before = i.checked_sub(1).map(|j| tokens[j]);
-        // `n.set`, `:Set`, `$set` are names, not clauses.
-        if before.is_some_and(|b| b.is_sym('.') || b.is_sym(':')) {
+        // `n.set`, `:Set` and `AS start` are names, not clauses.
+        if before
+            .is_some_and(|b| b.is_sym('.') || b.is_sym(':') || b.keyword().as_deref() == Some("AS"))
+        {
             continue;
         }
         if let Some((_, why)) = FORBIDDEN.iter().find(|(w, _)| *w == word) {
             return Err(Refusal(format!(
-                "`{word}` is not allowed in a read-only query: it {why}"
+                "`{word}` is not allowed in a read-only query: it {why} (a name spelt like it must be back-tick quoted: `{}`)",
+                word.to_lowercase()
             )));
         }
     }

@@ -83,6 +83,14 @@ fn procedures_on_the_allow_list_only() {
     ] {
         refused(bad);
     }
+    // Aliases and properties may be spelt like clauses.
+    ok(
+        "MATCH (p:Payment) RETURN p.set AS set, p.start AS start, p.load AS `load` ORDER BY `start`",
+    );
+    // …but a bare one elsewhere is a keyword: the refusal says how to quote it.
+    assert!(
+        refused("MATCH (p:Payment) RETURN p.start AS start ORDER BY start").contains("`start`")
+    );
     // Built-in namespaced functions are fine.
     ok(
         "RETURN date.truncate('month', date()) AS d, point.distance(point({x:0,y:0}), point({x:1,y:1})) AS p",
