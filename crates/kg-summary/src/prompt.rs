@@ -1,0 +1,71 @@
+//! The synthesis prompt: instructions, a window of the conversation, the evidence (each
+//! piece and the whole bounded) and, for batches, the factual report.
+
+use crate::language::Language;
+use crate::synthesis::SummaryInput;
+use kg_wit::types::Role;
+use llm_client::{ChatRequest, Message as LlmMessage};
+
+/// Recent turns shown to the LLM.
+const HISTORY_TURNS: usize = 6;
+const TURN_CHARS: usize = 800;
+/// Characters of one piece of evidence's data, and of all evidence together.
+const EVIDENCE_CHARS: usize = 6_000;
+const EVIDENCE_BUDGET: usize = 40_000;
+
+pub fn summary_request(
+    input: &SummaryInput,
+    language: Language,
+    batch_report: Option<&str>,
+) -> ChatRequest {
+    let system = format!(
+        "You are the answering step of an assistant over a procurement knowledge graph and its documents. \
+Answer the user's question from the evidence below only. Answer in {language}. \
+Mention entities by their ids exactly as written in the evidence (for example PO-0012) and documents by their ids. \
+Never invent entities, ids, numbers or documents that are not in the evidence; if the evidence does not answer the question, say so plainly. \
+For an action batch, report totals, successes and every failure with its reason, faithful to the report. Be concise.",
+        language = language.name()
+    );
+    let mut messages = vec![LlmMessage::system(system)];
+    let recent = &input.history[input.history.len().saturating_sub(HISTORY_TURNS)..];
+    for turn in recent {
+        let text: String = turn.content.chars().take(TURN_CHARS).collect();
+        match turn.role {
+            Role::User => messages.push(LlmMessage::user(text)),
+            Role::Assistant => messages.push(LlmMessage::assistant(text)),
+            // Tool turns and old system notes travel as evidence, not as chat turns.
+            Role::Tool | Role::System => {}
+        }
+    }
+    let mut user = format!("Question: {}\n", input.question.trim());
+    if input.evidence.is_empty() {
+        user.push_str("\nEvidence: none was gathered.\n");
+    } else {
+        user.push_str("\nEvidence:\n");
+        let mut budget = EVIDENCE_BUDGET;
+        for (n, item) in input.evidence.iter().enumerate() {
+            let data: String = item.data.chars().take(EVIDENCE_CHARS.min(budget)).collect();
+            budget = budget.saturating_sub(data.chars().count());
+            user.push_str(&format!(
+                "[{}] source: {}\nsummary: {}\ndata: {}\n",
+                n + 1,
+                item.source,
+                item.summary,
+                data
+            ));
+            if budget == 0 {
+                user.push_str("(further evidence omitted for length)\n");
+                break;
+            }
+        }
+    }
+    if let Some(report) = batch_report {
+        user.push_str("\nAction batch report (authoritative):\n");
+        user.push_str(report);
+    }
+    if let Some(note) = input.note.as_deref().filter(|n| !n.trim().is_empty()) {
+        user.push_str(&format!("\nNote to convey in the answer: {note}\n"));
+    }
+    messages.push(LlmMessage::user(user));
+    ChatRequest::new(messages).temperature(0.2)
+}

@@ -1,0 +1,95 @@
+//! One answer: the LLM streams it from the prompt; without the LLM, a batch still gets its
+//! deterministic report and anything else gets the LLM's error.
+
+use crate::batch_report::batch_report;
+use crate::citations::{Citation, cite, known_references};
+use crate::language::{Language, detect_language};
+use crate::prompt::summary_request;
+use kg_wit::types::{BatchSummary, Message};
+use llm_client::{Chat, LlmError, StreamEvent, Usage};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    /// Tool name or `document:<id>`.
+    pub source: String,
+    pub summary: String,
+    /// JSON text.
+    pub data: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryInput {
+    pub question: String,
+    pub history: Vec<Message>,
+    pub evidence: Vec<Evidence>,
+    pub batch: Option<BatchSummary>,
+    /// BCP 47 tag; `None` = the question's language.
+    pub language: Option<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub text: String,
+    pub citations: Vec<Citation>,
+    pub language: Language,
+    pub from_llm: bool,
+    pub usage: Option<Usage>,
+    /// Why the LLM was not used, when it was not.
+    pub warning: Option<String>,
+}
+
+/// Produces the answer, handing text to `on_delta` as it is generated. `llm` is the error
+/// that stands in for the LLM when none is configured.
+pub fn summarise(
+    input: &SummaryInput,
+    llm: Result<&dyn Chat, LlmError>,
+    on_delta: &mut dyn FnMut(&str),
+) -> Result<Summary, LlmError> {
+    let language = input
+        .language
+        .as_deref()
+        .filter(|t| !t.trim().is_empty())
+        .map_or_else(|| detect_language(&input.question), Language::from_tag);
+    let report = input.batch.as_ref().map(|b| batch_report(b, language));
+    let known = known_references(&input.evidence, input.batch.as_ref());
+    let generated = llm.and_then(|llm| {
+        let request = summary_request(input, language, report.as_deref());
+        llm.chat_stream(&request, &mut |event| {
+            if let StreamEvent::Content(text) = event {
+                on_delta(text);
+            }
+        })
+    });
+    let failure = match generated {
+        Ok(answer) if !answer.content.trim().is_empty() => {
+            return Ok(Summary {
+                citations: cite(&answer.content, &known),
+                text: answer.content,
+                language,
+                from_llm: true,
+                usage: answer.usage,
+                warning: None,
+            });
+        }
+        Ok(_) => LlmError::BadResponse("the LLM answered with empty text".into()),
+        Err(e) => e,
+    };
+    let Some(batch) = input.batch.as_ref() else {
+        return Err(failure);
+    };
+    // Without the LLM a batch still gets its factual report.
+    let mut text = batch_report(batch, language);
+    if let Some(note) = input.note.as_deref().filter(|n| !n.trim().is_empty()) {
+        text.push_str(&format!("({note})\n"));
+    }
+    on_delta(&text);
+    Ok(Summary {
+        citations: cite(&text, &known),
+        text,
+        language,
+        from_llm: false,
+        usage: None,
+        warning: Some(failure.to_string()),
+    })
+}
