@@ -701,7 +701,7 @@ async fn setup_creates_the_lookup_indexes_once() {
     assert!(statements.iter().any(|s| {
         s.as_str()
             .unwrap()
-            .contains("FOR (n:`ActionLog`) ON (n.`idempotency_key`)")
+            .contains("FOR (n:`ActionLog`) ON (n.`execution_key`)")
     }));
     let indexes = stack.graph.query("SHOW INDEXES").await.unwrap();
     let on: Vec<(String, String)> = indexes
@@ -716,7 +716,7 @@ async fn setup_creates_the_lookup_indexes_once() {
     for wanted in [
         ("PurchaseOrder", "id"),
         ("Supplier", "id"),
-        ("ActionLog", "idempotency_key"),
+        ("ActionLog", "execution_key"),
     ] {
         assert!(
             on.contains(&(wanted.0.to_string(), wanted.1.to_string())),

@@ -128,20 +128,25 @@ impl ActionPlan {
             quote(&e.key)
         );
         let mut bound = format!("{carried}, {}", variable("this"));
+        // A pattern comprehension, not OPTIONAL MATCH + collect: one expression per related
+        // entity that every Cypher engine expands from the bound entity.
+        let mut related = Vec::new();
         for name in &self.related {
             let r = &e.related[name];
             let (left, right) = if r.outgoing { ("-", "->") } else { ("<-", "-") };
-            text.push_str(&format!(
-                "WITH {bound}\nOPTIONAL MATCH ({}){left}[:{}]{right}(r:{})\n",
+            related.push(format!(
+                "head([({}){left}[:{}]{right}(r:{}) | r]) AS {}",
                 variable("this"),
                 quote(&r.rel_type),
-                quote(&r.entity)
-            ));
-            text.push_str(&format!(
-                "WITH {bound}, head(collect(r)) AS {}\n",
+                quote(&r.entity),
                 variable(name)
             ));
-            bound = format!("{bound}, {}", variable(name));
+        }
+        if !related.is_empty() {
+            text.push_str(&format!("WITH {bound}, {}\n", related.join(", ")));
+            for name in &self.related {
+                bound = format!("{bound}, {}", variable(name));
+            }
         }
         text.push_str(&format!("WITH {bound}\n"));
         text
@@ -198,7 +203,7 @@ impl ActionPlan {
             written.join(", ")
         ));
         text.push_str(&format!(
-            "WITH {bound}\nOPTIONAL MATCH (prior:`ActionLog` {{`idempotency_key`: $key, `entity_id`: item.id, `action`: $action}})\n\
+            "WITH {bound}\nOPTIONAL MATCH (prior:`ActionLog` {{`execution_key`: item.execution_key}})\n\
              WITH {bound}, head(collect(prior)) AS prior\n"
         ));
 
@@ -258,7 +263,7 @@ impl ActionPlan {
             body.push(format!("SET {}", assignments.join(", ")));
         }
         body.push(
-            "CREATE (log:`ActionLog` {`id`: item.log_id, `idempotency_key`: $key, `action`: $action, \
+            "CREATE (log:`ActionLog` {`id`: item.log_id, `execution_key`: item.execution_key, `idempotency_key`: $key, `action`: $action, \
              `entity_type`: $entity_type, `action_name`: $action_name, `entity_id`: item.id, \
              `parameters`: $parameters_json, `actor`: $actor, `at`: $now})"
                 .to_string(),
@@ -322,7 +327,9 @@ impl ActionPlan {
             Json::Array(
                 items
                     .iter()
-                    .map(|(id, log)| json!({"id": id, "log_id": log}))
+                    .map(|(id, log)| {
+                        json!({"id": id, "log_id": log, "execution_key": execution_key(&self.action, &run.idempotency_key, id)})
+                    })
                     .collect(),
             ),
         );
@@ -356,6 +363,18 @@ impl ActionPlan {
             self.related_keys[binding].clone()
         }
     }
+}
+
+/// One entity's execution under one key: the action log's lookup key, so a repeated key
+/// finds its record with one index seek, however many entities share the key.
+pub fn execution_key(action: &ActionDef, idempotency_key: &str, entity_id: &str) -> String {
+    format!(
+        "{}.{}|{}|{}",
+        action.entity,
+        action.name,
+        idempotency_key.len(),
+        [idempotency_key, entity_id].concat()
+    )
 }
 
 fn links(action: &ActionDef, binding: &str) -> bool {

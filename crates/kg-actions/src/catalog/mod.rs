@@ -108,7 +108,7 @@ pub fn index_statements(catalog: &Catalog) -> Vec<String> {
         .map(|e| index(&e.label, &e.key))
         .collect();
     statements.push(index("ActionLog", "id"));
-    statements.push(index("ActionLog", "idempotency_key"));
+    statements.push(index("ActionLog", "execution_key"));
     statements
 }
 
