@@ -2,6 +2,7 @@
 //! address from its startup line, and stops it on drop.
 
 pub mod embedding_stub;
+pub mod llm_stub;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
@@ -234,6 +235,21 @@ pub struct Stack {
 }
 
 impl Stack {
+    /// With extra variables (e.g. an LLM stub's), on top of the graph's.
+    pub async fn start_with(extra: &[(&str, String)]) -> Result<Stack> {
+        let graph = Devgraph::start().await?;
+        let dir = tempfile::tempdir()?;
+        let mut variables: Vec<(&str, String)> = graph.variables();
+        variables.extend(extra.iter().cloned());
+        let host = Devhost::start(
+            &workspace().join("spin.toml"),
+            &dir.path().join("kv.db"),
+            &variables,
+        )
+        .await?;
+        Ok(Stack { graph, host, dir })
+    }
+
     pub async fn start() -> Result<Stack> {
         let graph = Devgraph::start().await?;
         let dir = tempfile::tempdir()?;

@@ -44,7 +44,7 @@ async fn errors_are_json_with_a_code_and_the_fitting_status() {
         ),
         ("GET", "/actions/PurchaseOrder/nope", "", 404, "not_found"),
         ("POST", "/actions/PurchaseOrder/makePayment/execute", "[]", 400, "bad_request"),
-        ("POST", "/chat", "{}", 501, "not_implemented"),
+        ("POST", "/chat", "{}", 400, "bad_request"),
         ("GET", "/conversations/%ff", "", 400, "bad_request"),
     ];
     for (method, path, body, status, code) in cases {

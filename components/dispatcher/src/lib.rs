@@ -2,12 +2,13 @@
 //! and reaches every other component through the WIT interfaces spin.toml plugs in.
 
 mod actions;
+mod agent;
+mod clock;
 mod documents;
 mod health;
 mod tools;
 
 use kg_http::{ApiError, Route};
-use kg_wit::types::Error;
 use spin_sdk::http::{Method, Request, Response, ResponseOutparam};
 use spin_sdk::http_component;
 
@@ -22,6 +23,7 @@ async fn handle(request: Request, response_out: ResponseOutparam) {
     match reply {
         Reply::Full(response) => send(response_out, response).await,
         Reply::Batch(execution, run) => actions::stream(execution, run, response_out).await,
+        Reply::Chat(body) => agent::stream(body, response_out).await,
     }
 }
 
@@ -31,6 +33,7 @@ enum Reply {
         kg_wit::kg::agent::action_executor::ExecutionRequest,
         kg_wit::kg::agent::action_executor::BatchRun,
     ),
+    Chat(kg_http::chat::ChatBody),
 }
 
 async fn send(out: ResponseOutparam, mut response: Response) {
@@ -75,13 +78,12 @@ fn dispatch(request: &Request) -> Result<Reply, ApiError> {
         Route::IngestDocument => full(documents::ingest(request.body())?),
         Route::DeleteDocument { id } => full(documents::delete(&id)?),
         Route::Search => full(documents::search(request.body())?),
-        Route::Chat
-        | Route::ChatStream
-        | Route::ChatApprove
-        | Route::GetConversation { .. }
-        | Route::DeleteConversation { .. } => {
-            return Err(Error::not_implemented("the agent endpoints", 6).into());
-        }
+        Route::Chat => full(agent::chat(request)?),
+        Route::LegacyQuery => full(agent::legacy_query(request)?),
+        Route::ChatStream => Reply::Chat(agent::prepare_stream(request)?),
+        Route::ChatApprove => full(agent::approve(request)?),
+        Route::GetConversation { id } => full(agent::get_conversation(&id)?),
+        Route::DeleteConversation { id } => full(agent::delete_conversation(&id)?),
     })
 }
 
@@ -106,4 +108,9 @@ pub(crate) fn json_response(status: u16, body: &serde_json::Value) -> Response {
         .header("content-type", "application/json")
         .body(body.to_string())
         .build()
+}
+
+/// Milliseconds on the monotonic clock, for latencies.
+pub(crate) fn clock_ms() -> u64 {
+    wasi::clocks::monotonic_clock::now() / 1_000_000
 }

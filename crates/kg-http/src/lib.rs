@@ -2,6 +2,7 @@
 
 pub mod actions;
 pub mod body;
+pub mod chat;
 pub mod error;
 pub mod health;
 pub mod query;

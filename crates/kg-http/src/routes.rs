@@ -7,23 +7,44 @@ use crate::ApiError;
 pub enum Route {
     Health,
     ListTools,
-    CallTool { name: String },
+    CallTool {
+        name: String,
+    },
     ListActions,
-    GetAction { entity_type: String, action: String },
-    ValidateAction { entity_type: String, action: String },
-    ExecuteAction { entity_type: String, action: String },
+    GetAction {
+        entity_type: String,
+        action: String,
+    },
+    ValidateAction {
+        entity_type: String,
+        action: String,
+    },
+    ExecuteAction {
+        entity_type: String,
+        action: String,
+    },
     ActionLog,
     SetupActions,
-    UndoAction { log_id: String },
+    UndoAction {
+        log_id: String,
+    },
     ListDocuments,
     IngestDocument,
-    DeleteDocument { id: String },
+    DeleteDocument {
+        id: String,
+    },
     Search,
     Chat,
     ChatStream,
     ChatApprove,
-    GetConversation { id: String },
-    DeleteConversation { id: String },
+    /// Seed 002's `/api/qa/query`, answered like `/chat` with a deprecation header.
+    LegacyQuery,
+    GetConversation {
+        id: String,
+    },
+    DeleteConversation {
+        id: String,
+    },
 }
 
 /// Resolves a method and a path (without query string) to a route.
@@ -80,6 +101,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ["chat"] => (&["POST"], on(method, "POST", || Route::Chat)),
         ["chat", "stream"] => (&["POST"], on(method, "POST", || Route::ChatStream)),
         ["chat", "approve"] => (&["POST"], on(method, "POST", || Route::ChatApprove)),
+        ["api", "qa", "query"] => (&["POST"], on(method, "POST", || Route::LegacyQuery)),
         ["conversations", _] => match method {
             "GET" => (
                 &["GET", "DELETE"],
@@ -188,6 +210,7 @@ mod tests {
             ("POST", "/chat", Route::Chat),
             ("POST", "/chat/stream", Route::ChatStream),
             ("POST", "/chat/approve", Route::ChatApprove),
+            ("POST", "/api/qa/query", Route::LegacyQuery),
             (
                 "GET",
                 "/conversations/c1",

@@ -1,0 +1,570 @@
+//! One chat turn: route the message, then answer directly, ask for clarification, run the
+//! ReAct loop over the tools and synthesise, or plan an action — pausing for approval when
+//! it must — and execute it with progress. Events go to the sink as they happen; the turn
+//! is remembered in the key-value store.
+
+use super::kv::SpinKv;
+use super::sink::EventSink;
+use super::tools::{AgentTools, Toolset, specs};
+use kg_agent_core::approval::{self, ActionPlan, Pending, Reply};
+use kg_agent_core::events::Event;
+use kg_agent_core::memory::{self, Turn};
+use kg_agent_core::react::{self, Gathered, Limits, Model};
+use kg_http::ApiError;
+use kg_http::actions::{outcome_json, summary_json};
+use kg_http::chat::{ChatBody, RoutingMode};
+use kg_wit::kg::agent::action_executor::{self as executor, BatchPoll, ExecutionRequest};
+use kg_wit::kg::agent::{router, summariser};
+use kg_wit::types::{BatchSummary, Message as WitMessage, Role};
+use llm_client::{ChatRequest, ChatResponse, LlmError, Message};
+use serde_json::{Value, json};
+
+/// Turns the LLM sees verbatim; older ones only through the running summary.
+const RECENT_TURNS: usize = 12;
+
+pub struct Settings {
+    pub max_steps: u32,
+    pub approval_threshold: usize,
+}
+
+/// What a turn produced, for the JSON answer.
+pub struct TurnResult {
+    pub conversation_id: String,
+    pub answer: String,
+    pub route: Value,
+    pub sources: Vec<Value>,
+    pub actions: Option<Value>,
+    pub approval: Option<Value>,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+}
+
+struct LlmModel(llm_client::LlmClient<kg_spin::SpinLlmTransport>);
+
+impl Model for LlmModel {
+    fn complete(&mut self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.0.chat(request)
+    }
+}
+
+pub fn llm_api_error(e: &LlmError) -> ApiError {
+    let (status, code) = match e {
+        LlmError::NotConfigured(_) => (503, "llm_not_configured"),
+        LlmError::Unavailable { .. } => (503, "llm_unavailable"),
+        LlmError::Timeout { .. } => (504, "llm_timeout"),
+        LlmError::Upstream { .. } | LlmError::BadResponse(_) => (502, "llm_upstream"),
+    };
+    ApiError::new(status, code, e.to_string())
+}
+
+fn kv_error(e: String) -> ApiError {
+    ApiError::new(503, "unavailable", e)
+}
+
+fn now() -> String {
+    crate::clock::now_rfc3339()
+}
+
+fn chinese(text: &str) -> bool {
+    text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+}
+
+/// Runs one turn for `body`.
+pub fn turn(
+    body: &ChatBody,
+    settings: &Settings,
+    sink: &mut dyn EventSink,
+) -> Result<TurnResult, ApiError> {
+    let kv = SpinKv::open().map_err(kv_error)?;
+    let conversation = match &body.conversation_id {
+        Some(id) => {
+            memory::check_id(id).map_err(ApiError::bad_request)?;
+            id.clone()
+        }
+        None => crate::clock::unique_id("c"),
+    };
+    sink.emit(Event::ConversationId(conversation.clone()));
+    let remembered = memory::load(&kv, &conversation).map_err(kv_error)?;
+    let mut result = TurnResult {
+        conversation_id: conversation.clone(),
+        answer: String::new(),
+        route: Value::Null,
+        sources: Vec::new(),
+        actions: None,
+        approval: None,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+    };
+
+    // A reply to a pending approval question resumes or cancels the plan.
+    if let Some(token) = approval::pending_token(&kv, &conversation).map_err(kv_error)? {
+        match approval::classify_reply(&body.message) {
+            Reply::Yes | Reply::No => {
+                let approve = approval::classify_reply(&body.message) == Reply::Yes;
+                remember(&kv, &conversation, "user", &body.message, Some("approval"));
+                let mut resumed = resolve(&token, approve, settings, sink)?;
+                resumed.conversation_id = conversation;
+                return Ok(resumed);
+            }
+            Reply::Other => {}
+        }
+    }
+
+    sink.emit(Event::Thinking {
+        node: "router".into(),
+        display_name: "Analysing the request".into(),
+        details: "intent routing".into(),
+    });
+    let history = wit_history(&remembered.turns);
+    let mode = match body.routing_mode {
+        RoutingMode::Rule => router::RoutingMode::Rule,
+        RoutingMode::Llm => router::RoutingMode::Llm,
+        RoutingMode::Hybrid => router::RoutingMode::Hybrid,
+    };
+    let decision = router::route(&router::RouteRequest {
+        message: body.message.clone(),
+        history: history.clone(),
+        mode,
+    });
+    let (intent, question, clarification) = match decision {
+        Ok(d) => {
+            let intent = intent_name(d.intent);
+            result.route = json!({"intent": intent, "confidence": d.confidence, "method": format!("{:?}", d.method).to_lowercase(), "reason": d.reason, "warnings": d.warnings});
+            sink.emit(Event::Route {
+                intent: intent.into(),
+                confidence: d.confidence,
+                method: format!("{:?}", d.method).to_lowercase(),
+                reason: d.reason.clone(),
+                refined_question: d.refined_question.clone(),
+            });
+            let q = if d.refined_question.trim().is_empty() {
+                body.message.clone()
+            } else {
+                d.refined_question
+            };
+            (intent, q, d.clarification)
+        }
+        Err(e) => {
+            // No router: treat the message as a question, and say so.
+            result.route = json!({"intent": "query", "confidence": 0.0, "method": "fallback", "reason": e.message});
+            sink.emit(Event::Route {
+                intent: "query".into(),
+                confidence: 0.0,
+                method: "fallback".into(),
+                reason: format!("router failed ({}); answering as a question", e.message),
+                refined_question: body.message.clone(),
+            });
+            ("query", body.message.clone(), None)
+        }
+    };
+    remember(&kv, &conversation, "user", &body.message, Some(intent));
+
+    match intent {
+        "clarify" => {
+            result.answer = clarification.unwrap_or_else(|| {
+                if chinese(&body.message) {
+                    "能再具体说明一下您想查询或执行什么吗？".into()
+                } else {
+                    "Could you say more precisely what you want to know or do?".into()
+                }
+            });
+        }
+        "answer" => {
+            let mut model = model()?;
+            let mut messages = vec![Message::system(
+                "You are kg-agent, a helpful assistant for a procurement knowledge graph (suppliers, products, purchase orders, invoices, payments). Reply briefly and in the user's language. Do not invent data.",
+            )];
+            messages.extend(history_messages(&remembered.turns));
+            messages.push(Message::user(body.message.clone()));
+            let response = model
+                .complete(&ChatRequest::new(messages))
+                .map_err(|e| llm_api_error(&e))?;
+            add_usage(&mut result, response.usage);
+            result.answer = response.content;
+        }
+        _ => {
+            let set = if intent == "action" {
+                Toolset::Action
+            } else {
+                Toolset::Query
+            };
+            let mut tools = AgentTools::default();
+            let mut model = model()?;
+            let mut messages = vec![Message::system(system_prompt(set))];
+            if let Some(summary) = &remembered.summary {
+                messages.push(Message::system(format!(
+                    "Summary of the earlier conversation: {summary}"
+                )));
+            }
+            messages.extend(history_messages(&remembered.turns));
+            messages.push(Message::user(question.clone()));
+            let outcome = react::run(
+                messages,
+                &specs(set),
+                &mut model,
+                &mut tools,
+                &Limits {
+                    max_steps: settings.max_steps,
+                },
+                &mut |e| sink.emit(e),
+            )
+            .map_err(|e| llm_api_error(&e))?;
+            result.prompt_tokens += outcome.usage.prompt_tokens;
+            result.completion_tokens += outcome.usage.completion_tokens;
+            for g in &outcome.gathered {
+                remember(
+                    &kv,
+                    &conversation,
+                    "tool",
+                    &format!("{}: {}", g.call.name, g.observation.summary),
+                    None,
+                );
+            }
+            if sink.gone() {
+                return Err(ApiError::new(499, "client_gone", "the client disconnected"));
+            }
+            if let Some(plan) = tools.plan.take() {
+                plan_action(
+                    &kv,
+                    &conversation,
+                    &question,
+                    plan,
+                    settings,
+                    sink,
+                    &mut result,
+                )?;
+            } else {
+                let note = outcome.limit_reached.then(|| format!("The step limit ({}) was reached; answer from what was gathered and say so.", settings.max_steps));
+                let mut evidence = evidence_of(&outcome.gathered);
+                if let Some(draft) = &outcome.answer {
+                    evidence.push(summariser::Evidence {
+                        source: "agent_draft".into(),
+                        summary: "the reasoning model's draft answer".into(),
+                        data: json!(draft).to_string(),
+                    });
+                }
+                synthesise(
+                    &question,
+                    &history,
+                    evidence,
+                    None,
+                    note,
+                    sink,
+                    &mut result,
+                    outcome.answer.as_deref(),
+                )?;
+            }
+        }
+    }
+    remember(&kv, &conversation, "assistant", &result.answer, None);
+    Ok(result)
+}
+
+fn model() -> Result<LlmModel, ApiError> {
+    kg_spin::llm_client()
+        .map(LlmModel)
+        .map_err(|e| llm_api_error(&e))
+}
+
+fn add_usage(result: &mut TurnResult, usage: Option<llm_client::Usage>) {
+    if let Some(u) = usage {
+        result.prompt_tokens += u.prompt_tokens;
+        result.completion_tokens += u.completion_tokens;
+    }
+}
+
+fn system_prompt(set: Toolset) -> String {
+    let base = "You are kg-agent. You answer over a Neo4j knowledge graph of procurement data (Supplier, Product, PurchaseOrder, LineItem, Invoice, Payment, Account) using the tools; never invent entities or values that the tools did not return. Find entities by name with search_instances, explore with get_instance_neighbors, get_instances_by_class, find_path_between_instances and describe_class; use run_read_cypher only when no other tool fits. Call several tools in one step when they are independent. When you have enough, answer briefly in the user's language and name the entity ids you used.";
+    match set {
+        Toolset::Query => base.into(),
+        Toolset::Action => format!(
+            "{base} The user wants to change entities. Find every target entity with the query tools (e.g. all orders of a supplier), check the action with list_available_actions / get_action_details, then call propose_action_plan exactly once with all target ids and the parameters. Do not filter targets by preconditions: the executor checks each one and reports failures."
+        ),
+    }
+}
+
+fn intent_name(intent: router::Intent) -> &'static str {
+    match intent {
+        router::Intent::Query => "query",
+        router::Intent::Action => "action",
+        router::Intent::Document => "document",
+        router::Intent::Answer => "answer",
+        router::Intent::Clarify => "clarify",
+    }
+}
+
+fn remember(kv: &SpinKv, conversation: &str, role: &str, content: &str, route: Option<&str>) {
+    let turn = Turn {
+        role: role.into(),
+        content: content.into(),
+        name: None,
+        at: now(),
+        route: route.map(str::to_string),
+    };
+    // Memory is best effort: a failed write must not fail the answer already given.
+    if let Err(e) = memory::append(kv, conversation, turn, &crate::clock::unique_suffix()) {
+        eprintln!("dispatcher: could not remember a turn of {conversation}: {e}");
+    }
+}
+
+fn wit_history(turns: &[Turn]) -> Vec<WitMessage> {
+    let (_, recent) = memory::window(turns, RECENT_TURNS);
+    recent
+        .iter()
+        .filter(|t| t.role != "tool")
+        .map(|t| WitMessage {
+            role: if t.role == "user" {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            content: t.content.clone(),
+            name: t.name.clone(),
+        })
+        .collect()
+}
+
+fn history_messages(turns: &[Turn]) -> Vec<Message> {
+    let (_, recent) = memory::window(turns, RECENT_TURNS);
+    recent
+        .iter()
+        .filter_map(|t| match t.role.as_str() {
+            "user" => Some(Message::user(t.content.clone())),
+            "assistant" => Some(Message::assistant(t.content.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn evidence_of(gathered: &[Gathered]) -> Vec<summariser::Evidence> {
+    gathered
+        .iter()
+        .filter(|g| g.observation.ok)
+        .map(|g| summariser::Evidence {
+            source: g.call.name.clone(),
+            summary: g.observation.summary.clone(),
+            data: g.observation.content.clone(),
+        })
+        .collect()
+}
+
+/// The final answer from the summariser, streamed as `content` events. When the
+/// summariser fails, the loop's own draft (if any) is the answer.
+#[allow(clippy::too_many_arguments)]
+fn synthesise(
+    question: &str,
+    history: &[WitMessage],
+    evidence: Vec<summariser::Evidence>,
+    batch: Option<BatchSummary>,
+    note: Option<String>,
+    sink: &mut dyn EventSink,
+    result: &mut TurnResult,
+    draft: Option<&str>,
+) -> Result<(), ApiError> {
+    sink.emit(Event::Thinking {
+        node: "summariser".into(),
+        display_name: "Writing the answer".into(),
+        details: format!("{} pieces of evidence", evidence.len()),
+    });
+    let request = summariser::SummaryRequest {
+        question: question.into(),
+        history: history.to_vec(),
+        evidence,
+        batch,
+        language: None,
+        note,
+    };
+    match summariser::summarise(&request) {
+        Ok(answer) => {
+            if let Some(u) = answer.usage {
+                result.prompt_tokens += u.prompt_tokens;
+                result.completion_tokens += u.completion_tokens;
+            }
+            result.sources = answer
+                .citations
+                .iter()
+                .map(|c| json!({"reference": c.reference, "label": c.label}))
+                .collect();
+            result.answer = answer.text;
+        }
+        Err(e) => match draft {
+            Some(text) => result.answer = text.to_string(),
+            None => return Err(ApiError::from(e)),
+        },
+    }
+    sink.emit(Event::ContentStart);
+    sink.emit(Event::Content(result.answer.clone()));
+    Ok(())
+}
+
+fn plan_json(plan: &ActionPlan) -> Value {
+    json!({
+        "entity_type": plan.entity_type,
+        "action_name": plan.action_name,
+        "target_count": plan.entity_ids.len(),
+        "targets": plan.entity_ids.iter().map(|id| json!({"entity_id": id})).collect::<Vec<_>>(),
+        "parameters": plan.parameters,
+    })
+}
+
+fn plan_action(
+    kv: &SpinKv,
+    conversation: &str,
+    question: &str,
+    plan: ActionPlan,
+    settings: &Settings,
+    sink: &mut dyn EventSink,
+    result: &mut TurnResult,
+) -> Result<(), ApiError> {
+    sink.emit(Event::ActionPlan(plan_json(&plan)));
+    let spec = executor::get_action(&plan.entity_type, &plan.action_name)?;
+    let key = crate::clock::unique_id("agent");
+    if let Some(reason) =
+        approval::approval_reason(&plan, spec.requires_approval, settings.approval_threshold)
+    {
+        let token = crate::clock::unique_id("approve");
+        approval::store(
+            kv,
+            &Pending {
+                token: token.clone(),
+                conversation_id: conversation.into(),
+                question: question.into(),
+                plan: plan.clone(),
+                idempotency_key: key,
+                created_at: now(),
+            },
+        )
+        .map_err(kv_error)?;
+        sink.emit(Event::ApprovalRequired {
+            token: token.clone(),
+            reason: reason.clone(),
+            plan: plan_json(&plan),
+        });
+        result.approval =
+            Some(json!({"approval_token": token, "reason": reason, "plan": plan_json(&plan)}));
+        result.answer = if chinese(question) {
+            format!(
+                "计划：对 {} 个 {} 执行 {}。{}。回复“确认”执行，或“取消”放弃。",
+                plan.entity_ids.len(),
+                plan.entity_type,
+                plan.action_name,
+                reason
+            )
+        } else {
+            format!(
+                "Plan: {} on {} {} entities. {}. Reply \"yes\" to run it or \"no\" to cancel.",
+                plan.action_name,
+                plan.entity_ids.len(),
+                plan.entity_type,
+                reason
+            )
+        };
+        sink.emit(Event::ContentStart);
+        sink.emit(Event::Content(result.answer.clone()));
+        return Ok(());
+    }
+    execute_and_report(question, &plan, key, None, sink, result)
+}
+
+fn execute_and_report(
+    question: &str,
+    plan: &ActionPlan,
+    idempotency_key: String,
+    approval_token: Option<String>,
+    sink: &mut dyn EventSink,
+    result: &mut TurnResult,
+) -> Result<(), ApiError> {
+    let run = executor::start_batch(&ExecutionRequest {
+        entity_type: plan.entity_type.clone(),
+        action_name: plan.action_name.clone(),
+        entity_ids: plan.entity_ids.clone(),
+        parameters: plan.parameters.to_string(),
+        idempotency_key: Some(idempotency_key),
+        approval_token,
+        actor: Some("kg-agent".into()),
+        options: None,
+    })?;
+    let total = run.total();
+    let mut completed = 0;
+    let summary = loop {
+        if sink.gone() {
+            run.cancel();
+        }
+        match run.next(1_000)? {
+            BatchPoll::Pending => continue,
+            BatchPoll::Progress(outcomes) => {
+                for o in outcomes {
+                    completed += 1;
+                    sink.emit(Event::ActionProgress(json!({"completed": completed, "total": total, "entity_id": o.entity_id, "success": o.success})));
+                    if !o.success {
+                        sink.emit(Event::ActionError(outcome_json(&o)));
+                    }
+                }
+            }
+            BatchPoll::Finished(summary) => break summary,
+        }
+    };
+    let report = summary_json(&summary);
+    sink.emit(Event::ActionComplete(report.clone()));
+    result.actions = Some(report);
+    synthesise(
+        question,
+        &[],
+        Vec::new(),
+        Some(summary),
+        None,
+        sink,
+        result,
+        None,
+    )
+}
+
+/// Approves (runs) or cancels a pending plan.
+pub fn resolve(
+    token: &str,
+    approve: bool,
+    _settings: &Settings,
+    sink: &mut dyn EventSink,
+) -> Result<TurnResult, ApiError> {
+    let kv = SpinKv::open().map_err(kv_error)?;
+    let pending = approval::take(&kv, token)
+        .map_err(kv_error)?
+        .ok_or_else(|| ApiError::new(404, "not_found", "no pending plan with this approval token (it ran, was cancelled, or never existed)"))?;
+    let mut result = TurnResult {
+        conversation_id: pending.conversation_id.clone(),
+        answer: String::new(),
+        route: json!({"intent": "action", "method": "approval"}),
+        sources: Vec::new(),
+        actions: None,
+        approval: Some(json!({"approval_token": token, "approved": approve})),
+        prompt_tokens: 0,
+        completion_tokens: 0,
+    };
+    if approve {
+        sink.emit(Event::ActionPlan(plan_json(&pending.plan)));
+        execute_and_report(
+            &pending.question,
+            &pending.plan,
+            pending.idempotency_key.clone(),
+            Some(token.to_string()),
+            sink,
+            &mut result,
+        )?;
+    } else {
+        result.answer = if chinese(&pending.question) {
+            "已取消，未执行任何操作。".into()
+        } else {
+            "Cancelled: nothing was executed.".into()
+        };
+        sink.emit(Event::ContentStart);
+        sink.emit(Event::Content(result.answer.clone()));
+    }
+    remember(
+        &kv,
+        &pending.conversation_id,
+        "assistant",
+        &result.answer,
+        None,
+    );
+    Ok(result)
+}

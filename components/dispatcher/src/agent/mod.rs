@@ -1,0 +1,172 @@
+//! The agent endpoints: `/chat` (JSON), `/chat/stream` (SSE), `/chat/approve`, the
+//! seed-002 `/api/qa/query` shape, and conversation history.
+
+mod engine;
+mod kv;
+mod sink;
+mod tools;
+
+use engine::{Settings, TurnResult, turn};
+use kg_agent_core::events::Event;
+use kg_agent_core::memory;
+use kg_http::ApiError;
+use kg_http::chat::{approve_body, chat_body};
+use kg_http::sse;
+use serde_json::{Value, json};
+use sink::{Collected, EventSink, Streamed};
+use spin_sdk::http::{Fields, OutgoingResponse, Request, Response, ResponseOutparam};
+
+fn settings() -> Settings {
+    let number = |name: &str, default: u64| {
+        kg_spin::variable(name)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(default)
+    };
+    Settings {
+        max_steps: number("agent_max_steps", 10).clamp(1, 50) as u32,
+        approval_threshold: number("approval_batch_threshold", 50) as usize,
+    }
+}
+
+fn answer_json(result: &TurnResult, events: &[Event], trace: bool, started: u64) -> Value {
+    let mut nodes = serde_json::Map::new();
+    let mut edges = serde_json::Map::new();
+    for e in events {
+        if let Event::GraphData(g) = e {
+            for n in g["nodes"].as_array().into_iter().flatten() {
+                nodes.insert(n["id"].to_string(), n.clone());
+            }
+            for x in g["edges"].as_array().into_iter().flatten() {
+                edges.insert(x["id"].to_string(), x.clone());
+            }
+        }
+    }
+    let graph = (!nodes.is_empty()).then(|| json!({"nodes": nodes.values().collect::<Vec<_>>(), "edges": edges.values().collect::<Vec<_>>()}));
+    let mut body = json!({
+        "conversation_id": result.conversation_id,
+        "answer": result.answer,
+        "route": result.route,
+        "sources": result.sources,
+        "graph_data": graph,
+        "actions": result.actions,
+        "approval": result.approval,
+        "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens},
+        "latency_ms": crate::clock_ms().saturating_sub(started),
+    });
+    if trace {
+        body["intermediate_steps"] = events
+            .iter()
+            .filter(|e| !matches!(e, Event::Content(_) | Event::ContentStart))
+            .map(|e| {
+                let (kind, mut data) = e.encode();
+                data["type"] = json!(kind);
+                data
+            })
+            .collect();
+    }
+    body
+}
+
+/// `POST /chat`: the whole turn as one JSON answer.
+pub fn chat(request: &Request) -> Result<Response, ApiError> {
+    let started = crate::clock_ms();
+    let body = chat_body(&kg_http::body::json_object(request.body())?)?;
+    let mut events = Collected::default();
+    let result = turn(&body, &settings(), &mut events)?;
+    Ok(crate::json_response(
+        200,
+        &answer_json(&result, &events.0, body.trace, started),
+    ))
+}
+
+/// Seed 002's `/api/qa/query`: `{question}` → `{answer, sources, …}`, marked deprecated.
+pub fn legacy_query(request: &Request) -> Result<Response, ApiError> {
+    let mut response = chat(request)?;
+    response.set_header(
+        "x-deprecation-warning",
+        "/api/qa/query is deprecated; use POST /chat",
+    );
+    Ok(response)
+}
+
+/// `POST /chat/approve`: runs (or, with `approve: false`, cancels) a pending plan.
+pub fn approve(request: &Request) -> Result<Response, ApiError> {
+    let started = crate::clock_ms();
+    let (token, approve) = approve_body(&kg_http::body::json_object(request.body())?)?;
+    let mut events = Collected::default();
+    let result = engine::resolve(&token, approve, &settings(), &mut events)?;
+    Ok(crate::json_response(
+        200,
+        &answer_json(&result, &events.0, false, started),
+    ))
+}
+
+/// Checks the body before the stream opens, so a bad request is a plain JSON 400.
+pub fn prepare_stream(request: &Request) -> Result<kg_http::chat::ChatBody, ApiError> {
+    chat_body(&kg_http::body::json_object(request.body())?)
+}
+
+/// `POST /chat/stream`: the same turn as Server-Sent Events; `error` (if any) then `done`
+/// always come last; the first event goes out before any work starts.
+pub async fn stream(body: kg_http::chat::ChatBody, out: ResponseOutparam) {
+    let Ok(headers) = Fields::from_list(&[
+        (
+            "content-type".to_string(),
+            sse::CONTENT_TYPE.as_bytes().to_vec(),
+        ),
+        ("cache-control".to_string(), b"no-cache".to_vec()),
+    ]) else {
+        return;
+    };
+    let response = OutgoingResponse::new(headers);
+    let mut sink = Streamed::new(response.take_body());
+    out.set(response);
+    sink.comment("kg-agent");
+    if let Err(e) = turn(&body, &settings(), &mut sink) {
+        sink.emit(Event::Error {
+            code: e.code.clone(),
+            message: e.message.clone(),
+        });
+    }
+    sink.emit(Event::Done);
+}
+
+pub fn get_conversation(id: &str) -> Result<Response, ApiError> {
+    memory::check_id(id).map_err(ApiError::bad_request)?;
+    let kv = kv::SpinKv::open().map_err(|e| ApiError::new(503, "unavailable", e))?;
+    let conversation = memory::load(&kv, id).map_err(|e| ApiError::new(503, "unavailable", e))?;
+    if conversation.turns.is_empty() {
+        return Err(ApiError::new(
+            404,
+            "not_found",
+            format!("no conversation `{id}`"),
+        ));
+    }
+    let turns: Vec<Value> = conversation
+        .turns
+        .iter()
+        .map(|t| json!({"role": t.role, "content": t.content, "at": t.at, "route": t.route}))
+        .collect();
+    Ok(crate::json_response(
+        200,
+        &json!({"conversation_id": id, "turns": turns, "summary": conversation.summary}),
+    ))
+}
+
+pub fn delete_conversation(id: &str) -> Result<Response, ApiError> {
+    memory::check_id(id).map_err(ApiError::bad_request)?;
+    let kv = kv::SpinKv::open().map_err(|e| ApiError::new(503, "unavailable", e))?;
+    let deleted = memory::delete(&kv, id).map_err(|e| ApiError::new(503, "unavailable", e))?;
+    if deleted == 0 {
+        return Err(ApiError::new(
+            404,
+            "not_found",
+            format!("no conversation `{id}`"),
+        ));
+    }
+    Ok(crate::json_response(
+        200,
+        &json!({"conversation_id": id, "deleted": true}),
+    ))
+}

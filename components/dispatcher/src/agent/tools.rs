@@ -1,0 +1,252 @@
+//! The tools the agent's LLM may call, answered over the components' WIT interfaces: the
+//! graph query tools, document search, the read-only action tools, and
+//! `propose_action_plan`, which records the plan instead of executing anything — execution
+//! happens only after the plan is shown (and approved when it must be).
+
+use kg_actions::tools as action_tools;
+use kg_agent_core::approval::ActionPlan;
+use kg_agent_core::react::{Observation, ToolRunner};
+use kg_wit::kg::agent::{action_executor, query_tools, retriever};
+use kg_wit::types::Error;
+use llm_client::{ToolCall, ToolSpec};
+use serde_json::{Value, json};
+
+pub const PROPOSE_PLAN: &str = "propose_action_plan";
+pub const SEARCH_DOCUMENTS: &str = "search_documents";
+/// What the LLM reads of one observation at most.
+const MAX_OBSERVATION_CHARS: usize = 16_000;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Toolset {
+    /// Questions: graph tools and document search.
+    Query,
+    /// Actions: the above, the read-only action tools and the plan.
+    Action,
+}
+
+pub fn specs(set: Toolset) -> Vec<ToolSpec> {
+    let mut specs: Vec<ToolSpec> = query_tools::list_tools()
+        .into_iter()
+        .map(|t| ToolSpec {
+            name: t.name,
+            description: t.description,
+            parameters: serde_json::from_str(&t.parameters_schema)
+                .unwrap_or(json!({"type": "object"})),
+        })
+        .collect();
+    specs.push(ToolSpec {
+        name: SEARCH_DOCUMENTS.into(),
+        description: "Hybrid (vector + keyword) search over ingested documents such as policies; returns the best passages with their document ids.".into(),
+        parameters: json!({"type": "object", "properties": {"query": {"type": "string"}, "top_k": {"type": "integer", "minimum": 1, "maximum": 20}}, "required": ["query"]}),
+    });
+    if set == Toolset::Action {
+        for (name, description, schema) in action_tools::specs() {
+            if [
+                action_tools::LIST,
+                action_tools::DETAILS,
+                action_tools::VALIDATE,
+            ]
+            .contains(&name)
+            {
+                specs.push(ToolSpec {
+                    name: name.into(),
+                    description: description.into(),
+                    parameters: schema,
+                });
+            }
+        }
+        specs.push(ToolSpec {
+            name: PROPOSE_PLAN.into(),
+            description: "Propose the action to run: the entity type, the action, the ids of every target entity (found with the query tools) and the parameters. Nothing runs yet: the plan is shown to the user, approved when it must be, then executed with a progress report.".into(),
+            parameters: json!({"type": "object", "properties": {
+                "entity_type": {"type": "string"}, "action_name": {"type": "string"},
+                "entity_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                "parameters": {"type": "object"}},
+                "required": ["entity_type", "action_name", "entity_ids"]}),
+        });
+    }
+    specs
+}
+
+/// Runs the LLM's tool calls; remembers the plan it proposes.
+#[derive(Default)]
+pub struct AgentTools {
+    pub plan: Option<ActionPlan>,
+}
+
+impl ToolRunner for AgentTools {
+    fn run(&mut self, call: &ToolCall) -> Observation {
+        let arguments = match call.arguments_json() {
+            Ok(Value::Object(map)) => Value::Object(map),
+            Ok(_) => return failed("arguments must be a JSON object".into()),
+            Err(e) => return failed(e),
+        };
+        let result = match call.name.as_str() {
+            PROPOSE_PLAN => self.propose(&arguments),
+            SEARCH_DOCUMENTS => search(&arguments),
+            action_tools::LIST => list_actions(&arguments),
+            action_tools::DETAILS => action_details(&arguments),
+            action_tools::VALIDATE => validate(&arguments),
+            name => graph_tool(name, &arguments),
+        };
+        result.unwrap_or_else(failed)
+    }
+}
+
+fn failed(message: String) -> Observation {
+    Observation {
+        ok: false,
+        content: json!({"error": message}).to_string(),
+        summary: format!("failed: {message}"),
+        graph: None,
+    }
+}
+
+fn wit_error(e: Error) -> String {
+    e.message
+}
+
+fn ok(data: Value, summary: String, graph: Option<Value>) -> Result<Observation, String> {
+    let mut content = data.to_string();
+    if content.len() > MAX_OBSERVATION_CHARS {
+        let mut cut = MAX_OBSERVATION_CHARS;
+        while !content.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        content.truncate(cut);
+        content.push_str("…(truncated)");
+    }
+    Ok(Observation {
+        ok: true,
+        content,
+        summary,
+        graph,
+    })
+}
+
+fn text(args: &Value, name: &str) -> Result<String, String> {
+    args.get(name)
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| format!("`{name}` is required (a string)"))
+}
+
+fn ids(args: &Value) -> Result<Vec<String>, String> {
+    args.get("entity_ids")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect::<Vec<_>>()
+        })
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| "`entity_ids` is required (an array of strings)".to_string())
+}
+
+fn graph_tool(name: &str, args: &Value) -> Result<Observation, String> {
+    let result = query_tools::call_tool(name, &args.to_string()).map_err(wit_error)?;
+    let data: Value = serde_json::from_str(&result.data).unwrap_or(Value::String(result.data));
+    let graph = result.graph.map(|g| {
+        json!({
+            "nodes": g.nodes.iter().map(|n| json!({"id": n.id, "labels": n.labels, "caption": n.caption})).collect::<Vec<_>>(),
+            "edges": g.edges.iter().map(|e| json!({"id": e.id, "type": e.rel_type, "source": e.source, "target": e.target})).collect::<Vec<_>>(),
+        })
+    });
+    ok(data, result.summary, graph)
+}
+
+fn search(args: &Value) -> Result<Observation, String> {
+    let top_k = args
+        .get("top_k")
+        .and_then(Value::as_u64)
+        .unwrap_or(5)
+        .clamp(1, 20) as u32;
+    let response = retriever::search(&retriever::SearchRequest {
+        query: text(args, "query")?,
+        top_k,
+        vector_weight: None,
+        bm25_weight: None,
+        document_ids: vec![],
+        metadata_filter: vec![],
+    })
+    .map_err(wit_error)?;
+    let hits: Vec<Value> = response
+        .hits
+        .iter()
+        .map(|h| json!({"document_id": h.document_id, "chunk_id": h.chunk_id, "text": h.text, "score": h.fused_score}))
+        .collect();
+    let summary = format!("{} passages", hits.len());
+    ok(
+        json!({"hits": hits, "warnings": response.warnings}),
+        summary,
+        None,
+    )
+}
+
+fn list_actions(args: &Value) -> Result<Observation, String> {
+    let entity_type = args.get("entity_type").and_then(Value::as_str);
+    let actions = action_executor::list_actions(entity_type).map_err(wit_error)?;
+    let list: Vec<Value> = actions
+        .iter()
+        .map(kg_http::actions::action_summary_json)
+        .collect();
+    let summary = format!("{} actions", list.len());
+    ok(json!({"actions": list}), summary, None)
+}
+
+fn action_details(args: &Value) -> Result<Observation, String> {
+    let spec =
+        action_executor::get_action(&text(args, "entity_type")?, &text(args, "action_name")?)
+            .map_err(wit_error)?;
+    ok(
+        kg_http::actions::action_spec_json(&spec),
+        format!("{}.{}", spec.entity_type, spec.name),
+        None,
+    )
+}
+
+fn validate(args: &Value) -> Result<Observation, String> {
+    let parameters = args.get("parameters").cloned().unwrap_or(json!({}));
+    let results = action_executor::validate(
+        &text(args, "entity_type")?,
+        &text(args, "action_name")?,
+        &ids(args)?,
+        &parameters.to_string(),
+    )
+    .map_err(wit_error)?;
+    let can = results.iter().filter(|v| v.can_execute).count();
+    let list: Vec<Value> = results
+        .iter()
+        .map(kg_http::actions::validation_json)
+        .collect();
+    ok(
+        json!({"results": list}),
+        format!("{can} of {} can execute", results.len()),
+        None,
+    )
+}
+
+impl AgentTools {
+    fn propose(&mut self, args: &Value) -> Result<Observation, String> {
+        let plan = ActionPlan {
+            entity_type: text(args, "entity_type")?,
+            action_name: text(args, "action_name")?,
+            entity_ids: ids(args)?,
+            parameters: args.get("parameters").cloned().unwrap_or(json!({})),
+        };
+        // Refuse a plan for an action that does not exist, so the model can correct it.
+        action_executor::get_action(&plan.entity_type, &plan.action_name).map_err(wit_error)?;
+        let summary = format!(
+            "plan: {}.{} on {} entities",
+            plan.entity_type,
+            plan.action_name,
+            plan.entity_ids.len()
+        );
+        self.plan = Some(plan);
+        ok(
+            json!({"status": "recorded; it will be shown to the user and executed after any approval. Reply with a short confirmation."}),
+            summary,
+            None,
+        )
+    }
+}

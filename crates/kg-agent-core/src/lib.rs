@@ -1,0 +1,7 @@
+//! The agent's logic, free of Spin (DESIGN.md §2): the dispatcher drives it with the real
+//! key-value store, LLM and components; tests drive it with fakes.
+
+pub mod approval;
+pub mod events;
+pub mod memory;
+pub mod react;

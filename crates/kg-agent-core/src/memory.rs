@@ -1,0 +1,231 @@
+//! Conversation memory in a key-value store (Spin KV: values ≤ 1 MB, no compare-and-swap).
+//!
+//! Layout, one conversation `c`:
+//! - `conv/c/turn/<millis:013>-<random:016x>`: one turn per key, never rewritten;
+//! - `conv/c/summary/<millis:013>-<random:016x>`: running summaries of older turns, the
+//!   newest wins.
+//!
+//! Two concurrent requests on one conversation write different keys, so neither can lose
+//! the other's turn (there is no read-modify-write of a shared list); reading lists the
+//! conversation's keys and sorts them, which orders turns by time. No value grows: a turn
+//! is capped at [`MAX_TURN_BYTES`].
+
+use serde::{Deserialize, Serialize};
+
+/// The store as the memory needs it.
+pub trait Kv {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String>;
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), String>;
+    fn delete(&self, key: &str) -> Result<(), String>;
+    /// Every key of the store (Spin KV offers no prefix listing).
+    fn keys(&self) -> Result<Vec<String>, String>;
+}
+
+/// Largest turn stored; longer content is cut (Spin KV values are limited to 1 MB).
+pub const MAX_TURN_BYTES: usize = 256 * 1024;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    /// `user`, `assistant` or `tool`.
+    pub role: String,
+    pub content: String,
+    /// Tool name for `tool` turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// RFC 3339.
+    pub at: String,
+    /// The router's intent for user turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Conversation {
+    pub turns: Vec<Turn>,
+    pub summary: Option<String>,
+}
+
+/// A conversation id: 1–64 of `A-Z a-z 0-9 _ -`, so it is safe inside a key.
+pub fn check_id(id: &str) -> Result<(), String> {
+    let ok = (1..=64).contains(&id.len())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "conversation id must be 1 to 64 letters, digits, `_` or `-`, got {:?}",
+            id.chars().take(80).collect::<String>()
+        ))
+    }
+}
+
+fn prefix(conversation: &str) -> String {
+    format!("conv/{conversation}/")
+}
+
+/// Stores a turn under a fresh key; `unique` is the caller's `<millis>-<random>` suffix.
+pub fn append(
+    kv: &dyn Kv,
+    conversation: &str,
+    mut turn: Turn,
+    unique: &str,
+) -> Result<String, String> {
+    check_id(conversation)?;
+    if turn.content.len() > MAX_TURN_BYTES {
+        let mut cut = MAX_TURN_BYTES;
+        while !turn.content.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        turn.content.truncate(cut);
+        turn.content.push_str(" …[truncated]");
+    }
+    let key = format!("{}turn/{unique}", prefix(conversation));
+    let value = serde_json::to_vec(&turn).map_err(|e| e.to_string())?;
+    kv.set(&key, &value)?;
+    Ok(key)
+}
+
+/// Stores a running summary of the turns before `unique`.
+pub fn save_summary(
+    kv: &dyn Kv,
+    conversation: &str,
+    summary: &str,
+    unique: &str,
+) -> Result<(), String> {
+    check_id(conversation)?;
+    let cut: String = summary.chars().take(MAX_TURN_BYTES / 4).collect();
+    kv.set(
+        &format!("{}summary/{unique}", prefix(conversation)),
+        cut.as_bytes(),
+    )
+}
+
+/// The conversation's turns in time order and its newest summary. A turn that does not
+/// decode (written by a future version, or corrupted) is skipped, not fatal.
+pub fn load(kv: &dyn Kv, conversation: &str) -> Result<Conversation, String> {
+    check_id(conversation)?;
+    let prefix = prefix(conversation);
+    let mut keys: Vec<String> = kv
+        .keys()?
+        .into_iter()
+        .filter(|k| k.starts_with(&prefix))
+        .collect();
+    keys.sort();
+    let mut out = Conversation::default();
+    for key in keys {
+        let rest = &key[prefix.len()..];
+        let Some(value) = kv.get(&key)? else { continue };
+        if rest.starts_with("turn/") {
+            if let Ok(turn) = serde_json::from_slice::<Turn>(&value) {
+                out.turns.push(turn);
+            }
+        } else if rest.starts_with("summary/") {
+            out.summary = Some(String::from_utf8_lossy(&value).into_owned());
+        }
+    }
+    Ok(out)
+}
+
+/// Deletes every key of the conversation; returns how many there were.
+pub fn delete(kv: &dyn Kv, conversation: &str) -> Result<usize, String> {
+    check_id(conversation)?;
+    let prefix = prefix(conversation);
+    let keys: Vec<String> = kv
+        .keys()?
+        .into_iter()
+        .filter(|k| k.starts_with(&prefix))
+        .collect();
+    for key in &keys {
+        kv.delete(key)?;
+    }
+    Ok(keys.len())
+}
+
+/// Splits turns into (older, recent): the LLM sees the recent ones verbatim and a summary
+/// of the older ones.
+pub fn window(turns: &[Turn], recent: usize) -> (&[Turn], &[Turn]) {
+    let split = turns.len().saturating_sub(recent);
+    turns.split_at(split)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+
+    #[derive(Default)]
+    pub struct MemKv(pub RefCell<BTreeMap<String, Vec<u8>>>);
+
+    impl Kv for MemKv {
+        fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+            Ok(self.0.borrow().get(key).cloned())
+        }
+        fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+            if value.len() > 1024 * 1024 {
+                return Err("value too large".into());
+            }
+            self.0.borrow_mut().insert(key.into(), value.to_vec());
+            Ok(())
+        }
+        fn delete(&self, key: &str) -> Result<(), String> {
+            self.0.borrow_mut().remove(key);
+            Ok(())
+        }
+        fn keys(&self) -> Result<Vec<String>, String> {
+            Ok(self.0.borrow().keys().cloned().collect())
+        }
+    }
+
+    fn turn(role: &str, content: &str) -> Turn {
+        Turn {
+            role: role.into(),
+            content: content.into(),
+            name: None,
+            at: "t".into(),
+            route: None,
+        }
+    }
+
+    #[test]
+    fn turns_come_back_in_order_and_conversations_are_separate() {
+        let kv = MemKv::default();
+        append(&kv, "c1", turn("user", "hi"), "0000000000001-a").unwrap();
+        append(&kv, "c2", turn("user", "other"), "0000000000001-b").unwrap();
+        append(&kv, "c1", turn("assistant", "hello"), "0000000000002-a").unwrap();
+        save_summary(&kv, "c1", "old stuff", "0000000000002-b").unwrap();
+        let c = load(&kv, "c1").unwrap();
+        let contents: Vec<&str> = c.turns.iter().map(|t| t.content.as_str()).collect();
+        assert_eq!(contents, ["hi", "hello"]);
+        assert_eq!(c.summary.as_deref(), Some("old stuff"));
+        assert_eq!(delete(&kv, "c1").unwrap(), 3);
+        assert!(load(&kv, "c1").unwrap().turns.is_empty());
+        assert_eq!(load(&kv, "c2").unwrap().turns.len(), 1);
+        assert!(check_id("../x").is_err() && check_id("").is_err());
+    }
+
+    #[test]
+    fn a_huge_turn_is_cut_to_fit_the_store() {
+        let kv = MemKv::default();
+        append(&kv, "c", turn("tool", &"é".repeat(MAX_TURN_BYTES)), "1-a").unwrap();
+        let c = load(&kv, "c").unwrap();
+        assert!(c.turns[0].content.len() <= MAX_TURN_BYTES + 20);
+        assert!(c.turns[0].content.ends_with("[truncated]"));
+    }
+
+    proptest! {
+        /// Interleaved writers never lose a turn: every appended turn is read back once.
+        #[test]
+        fn interleaved_appends_lose_nothing(writers in proptest::collection::vec((0u8..3, "[a-z]{0,8}"), 0..40)) {
+            let kv = MemKv::default();
+            for (i, (writer, text)) in writers.iter().enumerate() {
+                append(&kv, "c", turn("user", &format!("{writer}:{text}")), &format!("{:013}-{i:016x}", i / 2)).unwrap();
+            }
+            let c = load(&kv, "c").unwrap();
+            prop_assert_eq!(c.turns.len(), writers.len());
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! The ReAct loop: the model sees the question and the tools, calls tools (several in one
+//! step if it likes), reads their observations, and answers when it has enough. A failing
+//! tool is an observation, not an error; at the step limit the loop stops and the caller
+//! synthesises the best answer from what was gathered (seed 002 properties 8–10).
+
+use crate::events::Event;
+use llm_client::{
+    ChatRequest, ChatResponse, LlmError, Message, ToolCall, ToolChoice, ToolSpec, Usage,
+};
+use serde_json::Value;
+
+/// The LLM, as the loop needs it.
+pub trait Model {
+    fn complete(&mut self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
+}
+
+/// What a tool call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation {
+    pub ok: bool,
+    /// What the model reads next (compact JSON, or the error's message).
+    pub content: String,
+    /// One line for people.
+    pub summary: String,
+    /// A subgraph for the UI, when the tool returned one.
+    pub graph: Option<Value>,
+}
+
+pub trait ToolRunner {
+    fn run(&mut self, call: &ToolCall) -> Observation;
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gathered {
+    pub step: u32,
+    pub call: ToolCall,
+    pub observation: Observation,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoopOutcome {
+    /// The model's own final answer; `None` when the step limit cut the loop short.
+    pub answer: Option<String>,
+    /// Every tool call and its observation, in order.
+    pub gathered: Vec<Gathered>,
+    /// Model calls made.
+    pub steps: u32,
+    pub limit_reached: bool,
+    pub usage: Usage,
+}
+
+pub struct Limits {
+    /// Model calls at most (seed 002: 10 by default).
+    pub max_steps: u32,
+}
+
+/// Runs the loop. `messages` holds the system prompt, the history and the question.
+pub fn run(
+    mut messages: Vec<Message>,
+    tools: &[ToolSpec],
+    model: &mut dyn Model,
+    runner: &mut dyn ToolRunner,
+    limits: &Limits,
+    emit: &mut dyn FnMut(Event),
+) -> Result<LoopOutcome, LlmError> {
+    let mut outcome = LoopOutcome {
+        answer: None,
+        gathered: Vec::new(),
+        steps: 0,
+        limit_reached: false,
+        usage: Usage::default(),
+    };
+    while outcome.steps < limits.max_steps {
+        outcome.steps += 1;
+        let step = outcome.steps;
+        emit(Event::Thinking {
+            node: "agent".into(),
+            display_name: format!("Reasoning (step {step})"),
+            details: if step == 1 {
+                "choosing tools".into()
+            } else {
+                format!("{} observations so far", outcome.gathered.len())
+            },
+        });
+        let request =
+            ChatRequest::new(messages.clone()).with_tools(tools.to_vec(), ToolChoice::Auto);
+        let response = model.complete(&request)?;
+        if let Some(u) = response.usage {
+            outcome.usage = Usage {
+                prompt_tokens: outcome.usage.prompt_tokens.saturating_add(u.prompt_tokens),
+                completion_tokens: outcome
+                    .usage
+                    .completion_tokens
+                    .saturating_add(u.completion_tokens),
+            };
+        }
+        if response.tool_calls.is_empty() {
+            outcome.answer = Some(response.content);
+            return Ok(outcome);
+        }
+        let content = (!response.content.is_empty()).then(|| response.content.clone());
+        messages.push(Message::assistant_tool_calls(
+            content,
+            response.tool_calls.clone(),
+        ));
+        for call in &response.tool_calls {
+            emit(Event::ToolCall {
+                step,
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call
+                    .arguments_json()
+                    .unwrap_or(Value::String(call.arguments.clone())),
+            });
+            let observation = runner.run(call);
+            emit(Event::ToolResult {
+                step,
+                id: call.id.clone(),
+                name: call.name.clone(),
+                ok: observation.ok,
+                summary: observation.summary.clone(),
+            });
+            if let Some(graph) = &observation.graph {
+                emit(Event::GraphData(graph.clone()));
+            }
+            messages.push(Message::tool_result(
+                call.id.clone(),
+                observation.content.clone(),
+            ));
+            outcome.gathered.push(Gathered {
+                step,
+                call: call.clone(),
+                observation,
+            });
+        }
+    }
+    outcome.limit_reached = true;
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A model that calls `script[i]` tools at step i, then answers.
+    struct Scripted {
+        script: Vec<usize>,
+        calls: u32,
+        seen_tool_results: Vec<usize>,
+    }
+
+    impl Model for Scripted {
+        fn complete(&mut self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+            let step = self.calls as usize;
+            self.calls += 1;
+            self.seen_tool_results.push(
+                request
+                    .messages
+                    .iter()
+                    .filter(|m| m.tool_call_id.is_some())
+                    .count(),
+            );
+            let n = self.script.get(step).copied().unwrap_or(0);
+            Ok(ChatResponse {
+                content: if n == 0 {
+                    format!("answer after {step} steps")
+                } else {
+                    String::new()
+                },
+                tool_calls: (0..n)
+                    .map(|k| ToolCall {
+                        id: format!("c{step}-{k}"),
+                        name: if k % 3 == 2 {
+                            "broken".into()
+                        } else {
+                            "search".into()
+                        },
+                        arguments: "{}".into(),
+                    })
+                    .collect(),
+                finish_reason: None,
+                usage: Some(Usage {
+                    prompt_tokens: 1,
+                    completion_tokens: 1,
+                }),
+                model: None,
+            })
+        }
+    }
+
+    struct Tools;
+    impl ToolRunner for Tools {
+        fn run(&mut self, call: &ToolCall) -> Observation {
+            let ok = call.name != "broken";
+            Observation {
+                ok,
+                content: if ok {
+                    "{}".into()
+                } else {
+                    "error: boom".into()
+                },
+                summary: call.id.clone(),
+                graph: None,
+            }
+        }
+    }
+
+    fn run_script(script: Vec<usize>, max_steps: u32) -> (LoopOutcome, Scripted, Vec<Event>) {
+        let mut model = Scripted {
+            script,
+            calls: 0,
+            seen_tool_results: vec![],
+        };
+        let mut events = Vec::new();
+        let outcome = run(
+            vec![Message::user("q")],
+            &[],
+            &mut model,
+            &mut Tools,
+            &Limits { max_steps },
+            &mut |e| events.push(e),
+        )
+        .unwrap();
+        (outcome, model, events)
+    }
+
+    #[test]
+    fn a_failing_tool_is_an_observation_and_the_loop_goes_on() {
+        let (o, _, events) = run_script(vec![3, 0], 10);
+        assert_eq!(o.answer.as_deref(), Some("answer after 1 steps"));
+        assert!(!o.gathered[2].observation.ok);
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, Event::ToolResult { ok: false, .. }))
+        );
+    }
+
+    proptest! {
+        /// Property 9: never more model calls than the limit; the limit flag is set exactly
+        /// when the model still wanted tools. Property 8: every observation is kept, in
+        /// order, and the model sees all earlier ones at each step. Property 10: either the
+        /// model answered or the caller is told to synthesise (limit reached).
+        #[test]
+        fn loop_invariants(script in proptest::collection::vec(0usize..4, 0..15), max_steps in 1u32..12) {
+            let (o, model, events) = run_script(script.clone(), max_steps);
+            prop_assert!(o.steps <= max_steps);
+            prop_assert_eq!(model.calls, o.steps);
+            let first_answer = script.iter().position(|n| *n == 0).unwrap_or(script.len());
+            let wanted_steps = first_answer as u32 + 1;
+            prop_assert_eq!(o.limit_reached, wanted_steps > max_steps);
+            prop_assert_eq!(o.answer.is_some(), !o.limit_reached);
+            let expected_calls: usize = script.iter().take(first_answer.min(max_steps as usize)).sum();
+            prop_assert_eq!(o.gathered.len(), expected_calls);
+            // At step i the model has seen every observation of the steps before it.
+            let mut seen = 0;
+            for (i, n) in model.seen_tool_results.iter().enumerate() {
+                prop_assert_eq!(*n, seen);
+                seen += script.get(i).copied().unwrap_or(0);
+            }
+            let calls = events.iter().filter(|e| matches!(e, Event::ToolCall { .. })).count();
+            let results = events.iter().filter(|e| matches!(e, Event::ToolResult { .. })).count();
+            prop_assert_eq!(calls, results);
+            prop_assert_eq!(o.usage.prompt_tokens, o.steps);
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! A scripted OpenAI-compatible Chat Completions endpoint: each request to
+//! `/v1/chat/completions` gets the next scripted answer (a completion, or an HTTP error
+//! status), and every request body is recorded for assertions. An exhausted script answers
+//! 500, so a test that expects fewer calls fails loudly.
+
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// The assistant says this (no tool calls).
+    Text(String),
+    /// The assistant calls these tools: (name, arguments JSON).
+    Tools(Vec<(String, Value)>),
+    /// The endpoint answers this status with an error body.
+    Status(u16),
+}
+
+pub fn text(t: &str) -> Reply {
+    Reply::Text(t.into())
+}
+
+pub fn call(name: &str, arguments: Value) -> Reply {
+    Reply::Tools(vec![(name.into(), arguments)])
+}
+
+pub struct ScriptedLlm {
+    pub server: MockServer,
+    script: Arc<Mutex<VecDeque<Reply>>>,
+    pub requests: Arc<Mutex<Vec<Value>>>,
+}
+
+struct Responder {
+    script: Arc<Mutex<VecDeque<Reply>>>,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Respond for Responder {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let mut requests = self.requests.lock().unwrap_or_else(|p| p.into_inner());
+        requests.push(body);
+        let n = requests.len();
+        let next = self
+            .script
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop_front();
+        match next {
+            None => ResponseTemplate::new(500).set_body_json(json!({"error": {"message": "script exhausted"}})),
+            Some(Reply::Status(status)) => {
+                ResponseTemplate::new(status).set_body_json(json!({"error": {"message": "scripted failure"}}))
+            }
+            Some(Reply::Text(content)) => ResponseTemplate::new(200).set_body_json(json!({
+                "id": format!("r{n}"), "object": "chat.completion", "model": "stub",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            })),
+            Some(Reply::Tools(calls)) => ResponseTemplate::new(200).set_body_json(json!({
+                "id": format!("r{n}"), "object": "chat.completion", "model": "stub",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+                    "tool_calls": calls.iter().enumerate().map(|(i, (name, args))| json!({
+                        "id": format!("call-{n}-{i}"), "type": "function",
+                        "function": {"name": name, "arguments": args.to_string()}})).collect::<Vec<_>>()}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            })),
+        }
+    }
+}
+
+impl ScriptedLlm {
+    pub async fn start() -> ScriptedLlm {
+        let server = MockServer::start().await;
+        let script = Arc::new(Mutex::new(VecDeque::new()));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        Mock::given(method("POST"))
+            .and(path("/v1/chat/completions"))
+            .respond_with(Responder {
+                script: script.clone(),
+                requests: requests.clone(),
+            })
+            .mount(&server)
+            .await;
+        ScriptedLlm {
+            server,
+            script,
+            requests,
+        }
+    }
+
+    /// Appends replies to the script.
+    pub fn then(&self, replies: impl IntoIterator<Item = Reply>) {
+        self.script
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(replies);
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.script.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    pub fn requests(&self) -> Vec<Value> {
+        self.requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The variables that point the application at this endpoint.
+    pub fn variables(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("llm_origin", self.server.uri()),
+            ("llm_base_path", "/v1".into()),
+            ("llm_model", "stub".into()),
+        ]
+    }
+}

@@ -1,0 +1,423 @@
+//! The agent end to end: HTTP → dispatcher (router, ReAct loop, summariser, memory) → the
+//! components → devgraph, with a scripted OpenAI-compatible LLM. Routing uses the rule
+//! mode so the script holds only the reasoning and summarising calls.
+
+use kg_e2e::Stack;
+use kg_e2e::llm_stub::{Reply, ScriptedLlm, call, text};
+use serde_json::{Value, json};
+
+async fn stack_with(llm: &ScriptedLlm, extra: &[(&str, String)]) -> Stack {
+    let mut variables = llm.variables();
+    variables.extend(extra.iter().cloned());
+    Stack::start_with(&variables).await.unwrap()
+}
+
+async fn chat(stack: &Stack, body: Value) -> (u16, Value) {
+    stack
+        .host
+        .send("POST", "/chat", &body.to_string())
+        .await
+        .unwrap()
+}
+
+/// The SSE events of one `/chat/stream` request, as JSON objects.
+async fn stream(stack: &Stack, body: Value) -> Vec<Value> {
+    let response = reqwest::Client::new()
+        .post(format!("{}/chat/stream", stack.host.url))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let text = response.text().await.unwrap();
+    text.split("\n\n")
+        .filter_map(|frame| frame.lines().find_map(|l| l.strip_prefix("data: ")))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
+fn kinds(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn messages_text(request: &Value) -> String {
+    request["messages"].to_string()
+}
+
+#[tokio::test]
+async fn small_talk_is_answered_without_tools() {
+    let llm = ScriptedLlm::start().await;
+    llm.then([text("Hello! Ask me about suppliers, orders or payments.")]);
+    let stack = stack_with(&llm, &[]).await;
+    let (status, r) = chat(&stack, json!({"message": "hello", "routing_mode": "rule"})).await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["route"]["intent"], "answer", "{r}");
+    assert_eq!(
+        r["answer"],
+        "Hello! Ask me about suppliers, orders or payments."
+    );
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(
+        requests[0].get("tools").is_none(),
+        "no tools for small talk"
+    );
+    let id = r["conversation_id"].as_str().unwrap();
+
+    // Remembered, then forgotten.
+    let (status, c) = stack
+        .host
+        .get(&format!("/conversations/{id}"))
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{c}");
+    let roles: Vec<&str> = c["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant"]);
+    let (status, _) = stack
+        .host
+        .send("DELETE", &format!("/conversations/{id}"), "")
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    let (status, _) = stack
+        .host
+        .get(&format!("/conversations/{id}"))
+        .await
+        .unwrap();
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn a_multi_step_question_uses_the_graph_tools_and_cites_what_they_returned() {
+    let llm = ScriptedLlm::start().await;
+    llm.then([
+        call("search_instances", json!({"search_term": "Assembly 36"})),
+        call(
+            "get_instance_neighbors",
+            json!({"instance": "PRD-036", "hops": 2, "direction": "in", "relationship_types": ["COMPONENT_OF", "SUPPLIES"]}),
+        ),
+        text("Suppliers of PRD-036's parts: see the tool results."),
+        text("The parts of PRD-036 come from SUP-001 and SUP-002."),
+    ]);
+    let stack = stack_with(&llm, &[]).await;
+    let (status, r) = chat(
+        &stack,
+        json!({"message": "Which suppliers deliver parts used in product PRD-036?", "routing_mode": "rule", "trace": true}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["route"]["intent"], "query");
+    assert_eq!(
+        r["answer"],
+        "The parts of PRD-036 come from SUP-001 and SUP-002."
+    );
+    let steps: Vec<&str> = r["intermediate_steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        steps.iter().filter(|s| **s == "tool_call").count(),
+        2,
+        "{steps:?}"
+    );
+    assert!(
+        r["graph_data"]["nodes"].as_array().unwrap().len() > 1,
+        "{r}"
+    );
+    // The model saw real graph data before answering: the suppliers of the parts, by name.
+    let requests = llm.requests();
+    let third = messages_text(&requests[2]);
+    let truth = stack
+        .graph
+        .query("MATCH (s:Supplier)-[:SUPPLIES]->(:Product)-[:COMPONENT_OF]->(:Product {id: 'PRD-036'}) RETURN DISTINCT s.name")
+        .await
+        .unwrap();
+    assert!(!truth.is_empty());
+    for row in truth {
+        assert!(third.contains(row[0].as_str().unwrap()), "{third}");
+    }
+    assert!(r["usage"]["prompt_tokens"].as_u64().unwrap() >= 30);
+}
+
+/// Seed 000 §11 end to end: every order of ACME, planned by the model, executed with
+/// progress, some failing for different reasons, summarised; the exact event order.
+#[tokio::test]
+async fn paying_every_order_of_acme_streams_plan_progress_and_an_honest_report() {
+    let llm = ScriptedLlm::start().await;
+    let stack = stack_with(&llm, &[]).await;
+    let ids: Vec<String> = stack
+        .graph
+        .query("MATCH (o:PurchaseOrder)-[:PLACED_WITH]->(:Supplier {id: 'SUP-001'}) RETURN o.id ORDER BY o.id")
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r[0].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 24);
+    llm.then([
+        call("search_instances", json!({"search_term": "ACME"})),
+        call("propose_action_plan", json!({"entity_type": "PurchaseOrder", "action_name": "makePayment", "entity_ids": ids})),
+        text("I have proposed paying all 24 orders."),
+        text("Paid some of ACME's orders; the others failed: insufficient funds, already paid, not approved, cancelled."),
+    ]);
+    let events = stream(
+        &stack,
+        json!({"message": "Pay all orders of supplier ACME", "routing_mode": "rule"}),
+    )
+    .await;
+    let order: Vec<String> = kinds(&events)
+        .into_iter()
+        .filter(|k| {
+            !matches!(
+                k.as_str(),
+                "thinking" | "graph_data" | "action_progress" | "action_error"
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "conversation_id",
+            "route",
+            "tool_call",
+            "tool_result",
+            "tool_call",
+            "tool_result",
+            "action_plan",
+            "action_complete",
+            "content_start",
+            "content",
+            "done"
+        ],
+        "{events:#?}"
+    );
+    let all = kinds(&events);
+    let plan_at = all.iter().position(|k| k == "action_plan").unwrap();
+    let complete_at = all.iter().position(|k| k == "action_complete").unwrap();
+    let progress: Vec<&Value> = events[plan_at..complete_at]
+        .iter()
+        .filter(|e| e["type"] == "action_progress")
+        .collect();
+    assert_eq!(progress.len(), 24);
+    assert_eq!(progress.last().unwrap()["completed"], 24);
+    let report = &events[complete_at]["results"];
+    assert_eq!(report["total"], 24);
+    let reasons: std::collections::BTreeSet<&str> = report["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["error"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "Insufficient funds",
+            "Order already paid",
+            "Order is cancelled",
+            "Order is not approved"
+        ]
+        .into_iter()
+        .collect()
+    );
+    let errors = all.iter().filter(|k| *k == "action_error").count() as u64;
+    assert_eq!(report["failed"].as_u64(), Some(errors));
+    assert_eq!(events.last().unwrap()["type"], "done");
+    // The summariser was given the batch report.
+    let last = llm.requests().last().unwrap().to_string();
+    assert!(last.contains("Insufficient funds"), "{last}");
+}
+
+#[tokio::test]
+async fn an_action_that_needs_approval_pauses_then_resumes_on_yes_or_cancels_on_no() {
+    let llm = ScriptedLlm::start().await;
+    let stack = stack_with(&llm, &[]).await;
+    let status_of = |id: &'static str| {
+        let stack = &stack;
+        async move {
+            stack
+                .graph
+                .query(&format!(
+                    "MATCH (o:PurchaseOrder {{id: '{id}'}}) RETURN o.status"
+                ))
+                .await
+                .unwrap()[0][0]
+                .clone()
+        }
+    };
+    let before = status_of("PO-0001").await;
+    llm.then([
+        call("propose_action_plan", json!({"entity_type": "PurchaseOrder", "action_name": "cancel", "entity_ids": ["PO-0001"], "parameters": {"reason": "duplicate"}})),
+        text("Proposed."),
+    ]);
+    let (status, r) = chat(
+        &stack,
+        json!({"message": "Cancel order PO-0001, it is a duplicate", "routing_mode": "rule"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    let token = r["approval"]["approval_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        r["approval"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("requires approval")
+    );
+    assert!(r["answer"].as_str().unwrap().contains("yes"), "{r}");
+    assert_eq!(status_of("PO-0001").await, before, "nothing ran yet");
+    let conversation = r["conversation_id"].as_str().unwrap().to_string();
+
+    // "no" in the same conversation cancels; the token is spent.
+    let (_, r) = chat(
+        &stack,
+        json!({"message": "no", "conversation_id": conversation}),
+    )
+    .await;
+    assert!(r["answer"].as_str().unwrap().contains("Cancelled"), "{r}");
+    assert_eq!(status_of("PO-0001").await, before);
+    let (status, _) = stack
+        .host
+        .send(
+            "POST",
+            "/chat/approve",
+            &json!({"approval_token": token}).to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 404);
+
+    // Again, and "yes" — on a fresh request — runs it.
+    llm.then([
+        call("propose_action_plan", json!({"entity_type": "PurchaseOrder", "action_name": "cancel", "entity_ids": ["PO-0001"], "parameters": {"reason": "duplicate"}})),
+        text("Proposed."),
+        text("Order PO-0001 is cancelled."),
+    ]);
+    let (_, r) = chat(&stack, json!({"message": "Cancel order PO-0001, it is a duplicate", "conversation_id": conversation, "routing_mode": "rule"})).await;
+    assert!(r["approval"]["approval_token"].is_string(), "{r}");
+    let (status, r) = chat(
+        &stack,
+        json!({"message": "确认", "conversation_id": conversation}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["actions"]["succeeded"], 1, "{r}");
+    assert_eq!(status_of("PO-0001").await, "cancelled");
+    assert_eq!(llm.remaining(), 0);
+}
+
+#[tokio::test]
+async fn a_failing_tool_is_an_observation_and_the_step_limit_ends_the_loop() {
+    let llm = ScriptedLlm::start().await;
+    llm.then([
+        call("get_instances_by_class", json!({"class_name": "Warehouse"})),
+        call("search_instances", json!({"search_term": "ACME"})),
+        text("From what I gathered, ACME is SUP-001."),
+    ]);
+    let stack = stack_with(&llm, &[("agent_max_steps", "2".to_string())]).await;
+    let (status, r) = chat(&stack, json!({"message": "Tell me about warehouses and ACME", "routing_mode": "rule", "trace": true})).await;
+    assert_eq!(status, 200, "{r}");
+    let results: Vec<&Value> = r["intermediate_steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["type"] == "tool_result")
+        .collect();
+    assert_eq!(
+        results[0]["success"], false,
+        "the unknown class failed: {r}"
+    );
+    assert_eq!(results[1]["success"], true);
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 3, "two loop steps, then the summariser");
+    assert!(
+        requests[1].to_string().contains("Warehouse"),
+        "the failure reached the model"
+    );
+    assert!(
+        requests[2]
+            .to_string()
+            .to_lowercase()
+            .contains("step limit"),
+        "{}",
+        requests[2]
+    );
+    assert_eq!(r["answer"], "From what I gathered, ACME is SUP-001.");
+}
+
+#[tokio::test]
+async fn llm_errors_are_retried_then_reported_clearly() {
+    let llm = ScriptedLlm::start().await;
+    llm.then([Reply::Status(500), Reply::Status(503), text("Hi there!")]);
+    let stack = stack_with(&llm, &[]).await;
+    let (status, r) = chat(&stack, json!({"message": "hello", "routing_mode": "rule"})).await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["answer"], "Hi there!");
+    assert_eq!(llm.requests().len(), 3);
+
+    // Down: the JSON answer and the stream both say so; tools still work.
+    let down = Stack::start_with(&[("llm_origin", "http://127.0.0.1:9".to_string())])
+        .await
+        .unwrap();
+    let (status, r) = chat(&down, json!({"message": "hello", "routing_mode": "rule"})).await;
+    assert_eq!(status, 503, "{r}");
+    assert_eq!(r["error"]["code"], "llm_unavailable");
+    let events = stream(&down, json!({"message": "hello", "routing_mode": "rule"})).await;
+    let k = kinds(&events);
+    assert_eq!(&k[k.len() - 2..], ["error", "done"], "{events:?}");
+    assert_eq!(events[k.len() - 2]["code"], "llm_unavailable");
+    let (status, _) = down
+        .host
+        .send("POST", "/tools/get_node_statistics", "{}")
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn bad_chat_requests_are_refused_and_the_legacy_route_is_marked() {
+    let llm = ScriptedLlm::start().await;
+    let stack = stack_with(&llm, &[]).await;
+    for (body, needle) in [
+        (json!({}), "`message` is required"),
+        (
+            json!({"message": "hi", "conversation_id": "../../etc"}),
+            "conversation id",
+        ),
+        (
+            json!({"message": "hi", "routing_mode": "psychic"}),
+            "rule, llm or hybrid",
+        ),
+    ] {
+        let (status, e) = chat(&stack, body.clone()).await;
+        assert_eq!(status, 400, "{body}: {e}");
+        assert!(
+            e["error"]["message"].as_str().unwrap().contains(needle),
+            "{e}"
+        );
+    }
+    assert!(
+        llm.requests().is_empty(),
+        "a bad request never reaches the LLM"
+    );
+    llm.then([text("Hello.")]);
+    let response = reqwest::Client::new()
+        .post(format!("{}/api/qa/query", stack.host.url))
+        .body(json!({"question": "hello", "routing_mode": "rule"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(response.headers().contains_key("x-deprecation-warning"));
+}
