@@ -146,6 +146,7 @@ fn ids(args: &Value) -> Result<Vec<String>, String> {
 fn graph_tool(name: &str, args: &Value) -> Result<Observation, String> {
     let result = query_tools::call_tool(name, &args.to_string()).map_err(wit_error)?;
     let data: Value = serde_json::from_str(&result.data).unwrap_or(Value::String(result.data));
+    let data = crate::tools::with_actions(name, data);
     let graph = result.graph.map(|g| {
         json!({
             "nodes": g.nodes.iter().map(|n| json!({"id": n.id, "labels": n.labels, "caption": n.caption})).collect::<Vec<_>>(),
