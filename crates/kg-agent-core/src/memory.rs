@@ -8,7 +8,14 @@
 //! Two concurrent requests on one conversation write different keys, so neither can lose
 //! the other's turn (there is no read-modify-write of a shared list); reading lists the
 //! conversation's keys and sorts them, which orders turns by time. No value grows: a turn
-//! is capped at [`MAX_TURN_BYTES`].
+//! is capped at [`MAX_TURN_BYTES`], a summary at [`MAX_SUMMARY_CHARS`].
+//!
+//! A request reads only the recent window of turns and the newest summary
+//! ([`load_window`]); turns that slid out of the window since that summary was written are
+//! folded into a new summary (named after the last turn it covers), so the work per request
+//! stays bounded however long the conversation gets. Two requests folding at once write
+//! summaries under different names; the newest covering one wins, and nothing is lost
+//! because turns themselves are never deleted.
 
 use serde::{Deserialize, Serialize};
 
@@ -143,6 +150,108 @@ pub fn delete(kv: &dyn Kv, conversation: &str) -> Result<usize, String> {
     Ok(keys.len())
 }
 
+/// Longest running summary kept (characters); the oldest part is dropped first.
+pub const MAX_SUMMARY_CHARS: usize = 4_000;
+
+/// What one request needs of a conversation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Window {
+    /// The newest turns, oldest first.
+    pub recent: Vec<Turn>,
+    /// Everything before them, folded.
+    pub summary: Option<String>,
+    /// Turns in the conversation.
+    pub total: usize,
+}
+
+/// The recent `recent` turns and a summary of all older ones, updating the summary when
+/// turns have slid out of the window since it was written.
+pub fn load_window(kv: &dyn Kv, conversation: &str, recent: usize) -> Result<Window, String> {
+    check_id(conversation)?;
+    let prefix = prefix(conversation);
+    let mut turn_keys = Vec::new();
+    let mut summary_keys = Vec::new();
+    for key in kv.keys()? {
+        if let Some(rest) = key.strip_prefix(&prefix) {
+            if let Some(suffix) = rest.strip_prefix("turn/") {
+                turn_keys.push(suffix.to_string());
+            } else if let Some(suffix) = rest.strip_prefix("summary/") {
+                summary_keys.push(suffix.to_string());
+            }
+        }
+    }
+    turn_keys.sort();
+    summary_keys.sort();
+    let read_turn = |suffix: &str| -> Result<Option<Turn>, String> {
+        Ok(kv
+            .get(&format!("{prefix}turn/{suffix}"))?
+            .and_then(|v| serde_json::from_slice::<Turn>(&v).ok()))
+    };
+    let split = turn_keys.len().saturating_sub(recent);
+    let (older, newer) = turn_keys.split_at(split);
+    let covered = summary_keys.last().cloned();
+    let mut summary = match &covered {
+        Some(suffix) => kv
+            .get(&format!("{prefix}summary/{suffix}"))?
+            .map(|v| String::from_utf8_lossy(&v).into_owned()),
+        None => None,
+    };
+    let uncovered: Vec<&String> = older
+        .iter()
+        .filter(|k| covered.as_ref().is_none_or(|c| *k > c))
+        .collect();
+    if let Some(last) = uncovered.last() {
+        let mut folded = Vec::new();
+        for suffix in &uncovered {
+            if let Some(turn) = read_turn(suffix)? {
+                folded.push(turn);
+            }
+        }
+        let text = fold(summary.as_deref(), &folded);
+        kv.set(&format!("{prefix}summary/{last}"), text.as_bytes())?;
+        // Older summaries are superseded (a failure to delete one only wastes space).
+        for old in &summary_keys {
+            let _ = kv.delete(&format!("{prefix}summary/{old}"));
+        }
+        summary = Some(text);
+    }
+    let mut turns = Vec::new();
+    for suffix in newer {
+        if let Some(turn) = read_turn(suffix)? {
+            turns.push(turn);
+        }
+    }
+    Ok(Window {
+        recent: turns,
+        summary,
+        total: turn_keys.len(),
+    })
+}
+
+/// A running summary: the previous one plus one line per user question and assistant
+/// answer (tool notes are dropped), each cut short, the oldest lines dropped past
+/// [`MAX_SUMMARY_CHARS`]. Deterministic: no LLM call on the request path.
+pub fn fold(previous: Option<&str>, turns: &[Turn]) -> String {
+    let mut lines: Vec<String> = previous
+        .map(|p| p.lines().map(str::to_string).collect())
+        .unwrap_or_default();
+    for t in turns {
+        let who = match t.role.as_str() {
+            "user" => "User",
+            "assistant" => "Assistant",
+            _ => continue,
+        };
+        let text: String = t.content.split_whitespace().collect::<Vec<_>>().join(" ");
+        let short: String = text.chars().take(200).collect();
+        let ellipsis = if text.chars().count() > 200 { "…" } else { "" };
+        lines.push(format!("{who}: {short}{ellipsis}"));
+    }
+    while lines.iter().map(|l| l.chars().count() + 1).sum::<usize>() > MAX_SUMMARY_CHARS && lines.len() > 1 {
+        lines.remove(0);
+    }
+    lines.join("\n")
+}
+
 /// Splits turns into (older, recent): the LLM sees the recent ones verbatim and a summary
 /// of the older ones.
 pub fn window(turns: &[Turn], recent: usize) -> (&[Turn], &[Turn]) {
@@ -214,6 +323,37 @@ pub(crate) mod tests {
         let c = load(&kv, "c").unwrap();
         assert!(c.turns[0].content.len() <= MAX_TURN_BYTES + 20);
         assert!(c.turns[0].content.ends_with("[truncated]"));
+    }
+
+    #[test]
+    fn the_window_reads_recent_turns_and_folds_the_rest_once() {
+        let kv = MemKv::default();
+        for i in 0..10 {
+            append(&kv, "c", turn(if i % 2 == 0 { "user" } else { "assistant" }, &format!("m{i}")), &format!("{i:013}-a")).unwrap();
+        }
+        let w = load_window(&kv, "c", 4).unwrap();
+        let recent: Vec<&str> = w.recent.iter().map(|t| t.content.as_str()).collect();
+        assert_eq!(recent, ["m6", "m7", "m8", "m9"]);
+        assert_eq!(w.total, 10);
+        let summary = w.summary.unwrap();
+        assert!(summary.starts_with("User: m0\nAssistant: m1") && summary.ends_with("Assistant: m5"), "{summary}");
+        // Two more turns: only those that slid out are folded in; one summary remains.
+        append(&kv, "c", turn("user", "m10"), "0000000000010-a").unwrap();
+        append(&kv, "c", turn("assistant", "m11"), "0000000000011-a").unwrap();
+        let w = load_window(&kv, "c", 4).unwrap();
+        let summary = w.summary.unwrap();
+        assert!(summary.ends_with("User: m6\nAssistant: m7"), "{summary}");
+        assert_eq!(summary.matches("m0").count(), 1);
+        let summaries = kv.keys().unwrap().iter().filter(|k| k.contains("/summary/")).count();
+        assert_eq!(summaries, 1);
+    }
+
+    #[test]
+    fn the_summary_stays_bounded() {
+        let long: Vec<Turn> = (0..500).map(|i| turn("user", &format!("question {i} {}", "x".repeat(300)))).collect();
+        let s = fold(None, &long);
+        assert!(s.chars().count() <= MAX_SUMMARY_CHARS);
+        assert!(s.contains("question 499"));
     }
 
     proptest! {

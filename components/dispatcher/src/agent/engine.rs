@@ -84,7 +84,7 @@ pub fn turn(
         None => crate::clock::unique_id("c"),
     };
     sink.emit(Event::ConversationId(conversation.clone()));
-    let remembered = memory::load(&kv, &conversation).map_err(kv_error)?;
+    let remembered = memory::load_window(&kv, &conversation, RECENT_TURNS).map_err(kv_error)?;
     let mut result = TurnResult {
         conversation_id: conversation.clone(),
         answer: String::new(),
@@ -115,7 +115,17 @@ pub fn turn(
         display_name: "Analysing the request".into(),
         details: "intent routing".into(),
     });
-    let history = wit_history(&remembered.turns);
+    let mut history = wit_history(&remembered.recent);
+    if let Some(summary) = &remembered.summary {
+        history.insert(
+            0,
+            WitMessage {
+                role: Role::System,
+                content: format!("Summary of the earlier conversation:\n{summary}"),
+                name: None,
+            },
+        );
+    }
     let mode = match body.routing_mode {
         RoutingMode::Rule => router::RoutingMode::Rule,
         RoutingMode::Llm => router::RoutingMode::Llm,
@@ -129,7 +139,7 @@ pub fn turn(
     let (intent, question, clarification) = match decision {
         Ok(d) => {
             let intent = intent_name(d.intent);
-            result.route = json!({"intent": intent, "confidence": d.confidence, "method": format!("{:?}", d.method).to_lowercase(), "reason": d.reason, "warnings": d.warnings});
+            result.route = json!({"intent": intent, "confidence": d.confidence, "method": format!("{:?}", d.method).to_lowercase(), "reason": d.reason, "refined_question": d.refined_question, "warnings": d.warnings});
             sink.emit(Event::Route {
                 intent: intent.into(),
                 confidence: d.confidence,
@@ -174,7 +184,7 @@ pub fn turn(
             let mut messages = vec![Message::system(
                 "You are kg-agent, a helpful assistant for a procurement knowledge graph (suppliers, products, purchase orders, invoices, payments). Reply briefly and in the user's language. Do not invent data.",
             )];
-            messages.extend(history_messages(&remembered.turns));
+            messages.extend(history_messages(&remembered.recent));
             messages.push(Message::user(body.message.clone()));
             let response = model
                 .complete(&ChatRequest::new(messages))
@@ -196,7 +206,7 @@ pub fn turn(
                     "Summary of the earlier conversation: {summary}"
                 )));
             }
-            messages.extend(history_messages(&remembered.turns));
+            messages.extend(history_messages(&remembered.recent));
             messages.push(Message::user(question.clone()));
             let outcome = react::run(
                 messages,
@@ -348,6 +358,44 @@ fn evidence_of(gathered: &[Gathered]) -> Vec<summariser::Evidence> {
         .collect()
 }
 
+fn record_answer(result: &mut TurnResult, answer: summariser::Answer) {
+    if let Some(u) = answer.usage {
+        result.prompt_tokens += u.prompt_tokens;
+        result.completion_tokens += u.completion_tokens;
+    }
+    result.sources = answer
+        .citations
+        .iter()
+        .map(|c| json!({"reference": c.reference, "label": c.label}))
+        .collect();
+    result.answer = answer.text;
+}
+
+/// Pulls the summariser's answer stream, sending each delta as a `content` event
+/// (`content_start` first). `None` when the stream could not start (fall back to a whole
+/// answer); `Some(Err)` when it failed part-way.
+fn stream_answer(
+    request: &summariser::SummaryRequest,
+    sink: &mut dyn EventSink,
+) -> Option<Result<summariser::Answer, kg_wit::types::Error>> {
+    let stream = summariser::start(request).ok()?;
+    sink.emit(Event::ContentStart);
+    loop {
+        if sink.gone() {
+            return Some(Err(kg_wit::types::Error::new(
+                kg_wit::types::ErrorCode::Internal,
+                "the client disconnected",
+            )));
+        }
+        match stream.next(10_000) {
+            Ok(summariser::StreamPoll::Delta(text)) => sink.emit(Event::Content(text)),
+            Ok(summariser::StreamPoll::Pending) => sink.heartbeat(),
+            Ok(summariser::StreamPoll::Finished(answer)) => return Some(Ok(answer)),
+            Err(e) => return Some(Err(e)),
+        }
+    }
+}
+
 /// The final answer from the summariser, streamed as `content` events. When the
 /// summariser fails, the loop's own draft (if any) is the answer.
 #[allow(clippy::too_many_arguments)]
@@ -374,19 +422,26 @@ fn synthesise(
         language: None,
         note,
     };
-    match summariser::summarise(&request) {
-        Ok(answer) => {
-            if let Some(u) = answer.usage {
-                result.prompt_tokens += u.prompt_tokens;
-                result.completion_tokens += u.completion_tokens;
+    if sink.streaming()
+        && let Some(outcome) = stream_answer(&request, sink)
+    {
+        return match outcome {
+            Ok(answer) => {
+                record_answer(result, answer);
+                Ok(())
             }
-            result.sources = answer
-                .citations
-                .iter()
-                .map(|c| json!({"reference": c.reference, "label": c.label}))
-                .collect();
-            result.answer = answer.text;
-        }
+            Err(e) => match draft {
+                Some(text) => {
+                    result.answer = text.to_string();
+                    sink.emit(Event::Content(result.answer.clone()));
+                    Ok(())
+                }
+                None => Err(ApiError::from(e)),
+            },
+        };
+    }
+    match summariser::summarise(&request) {
+        Ok(answer) => record_answer(result, answer),
         Err(e) => match draft {
             Some(text) => result.answer = text.to_string(),
             None => return Err(ApiError::from(e)),
@@ -491,7 +546,7 @@ fn execute_and_report(
             run.cancel();
         }
         match run.next(1_000)? {
-            BatchPoll::Pending => continue,
+            BatchPoll::Pending => sink.heartbeat(),
             BatchPoll::Progress(outcomes) => {
                 for o in outcomes {
                     completed += 1;

@@ -9,6 +9,12 @@ pub trait EventSink {
     fn emit(&mut self, event: Event);
     /// True once the client has gone away: the agent stops working.
     fn gone(&self) -> bool;
+    /// True when events reach the client as they happen (the answer can be streamed).
+    fn streaming(&self) -> bool {
+        false
+    }
+    /// Called while waiting; a stream sends a comment so proxies keep it open.
+    fn heartbeat(&mut self) {}
 }
 
 /// Keeps every event, for `/chat`'s JSON answer.
@@ -58,5 +64,11 @@ impl<S: futures::Sink<Vec<u8>> + Unpin> EventSink for Streamed<S> {
     }
     fn gone(&self) -> bool {
         self.gone
+    }
+    fn streaming(&self) -> bool {
+        true
+    }
+    fn heartbeat(&mut self) {
+        self.comment("heartbeat");
     }
 }
