@@ -3,6 +3,7 @@
 //!   any work) and to the `conversation_id` event;
 //! - orchestration overhead per agent step: `/chat` with four tool-calling steps vs none,
 //!   per step, minus the tool's own graph queries sent straight to devgraph.
+//!
 //! Medians over 100 runs each. Run: `cargo bench -p kg-e2e --bench chat_latency`.
 
 use kg_e2e::Stack;
