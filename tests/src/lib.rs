@@ -32,6 +32,11 @@ pub fn manifest_variant(dir: &Path, edit: impl FnOnce(String) -> String) -> Resu
     let text = std::fs::read_to_string(workspace().join("spin.toml"))?;
     let target = workspace().join("target");
     let text = text.replace("\"target/", &format!("\"{}/", target.display()));
+    let catalog = workspace().join("catalog");
+    let text = text.replace(
+        "source = \"catalog\"",
+        &format!("source = \"{}\"", catalog.display()),
+    );
     let path = dir.join("spin.toml");
     std::fs::write(&path, edit(text))?;
     Ok(path)

@@ -730,3 +730,41 @@ async fn setup_creates_the_lookup_indexes_once() {
         indexes.len()
     );
 }
+
+/// The catalog is read from the `files` mount: another catalog there changes the actions
+/// the service offers, without a rebuild.
+#[tokio::test]
+async fn the_catalog_comes_from_the_files_mount() {
+    let graph = kg_e2e::Devgraph::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = dir.path().join("catalog");
+    std::fs::create_dir(&mounted).unwrap();
+    let full = std::fs::read_to_string(kg_e2e::workspace().join("catalog/actions.toml")).unwrap();
+    // Keep the entity declarations and only the first action (approve).
+    let cut = full.match_indices("[[actions]]").nth(1).unwrap().0;
+    std::fs::write(mounted.join("actions.toml"), &full[..cut]).unwrap();
+    let manifest = kg_e2e::manifest_variant(dir.path(), |text| {
+        let workspace_catalog = kg_e2e::workspace().join("catalog");
+        text.replace(
+            &format!("source = \"{}\"", workspace_catalog.display()),
+            &format!("source = \"{}\"", mounted.display()),
+        )
+    })
+    .unwrap();
+    let host = Devhost::start(&manifest, &dir.path().join("kv.db"), &graph.variables())
+        .await
+        .unwrap();
+    let (_, list) = host.get("/actions").await.unwrap();
+    let names: Vec<&str> = list["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["approve"]);
+    let (_, health) = host.get("/health").await.unwrap();
+    assert!(
+        health.to_string().contains("from /catalog/actions.toml"),
+        "{health}"
+    );
+}

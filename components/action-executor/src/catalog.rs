@@ -1,14 +1,42 @@
-//! The action catalog shipped with the application, compiled into the component and
-//! validated on every instantiation (instances are per request; parsing takes microseconds).
+//! The action catalog: `/catalog/actions.toml` as `spin.toml` mounts it (`files`), or, when
+//! nothing is mounted there, the copy compiled into the component. Validated on every
+//! instantiation (instances are per request; parsing takes microseconds).
 
 use kg_actions::catalog::{ActionDef, Catalog, load};
 use kg_wit::types::{Error, ErrorCode};
 use serde_json::json;
 
-const CATALOG: &str = include_str!("../../../catalog/actions.toml");
+const BUILT_IN: &str = include_str!("../../../catalog/actions.toml");
+pub const MOUNTED: &str = "/catalog/actions.toml";
+
+/// The catalog text and where it came from.
+fn text() -> Result<(String, &'static str), Error> {
+    match std::fs::read_to_string(MOUNTED) {
+        Ok(text) => Ok((text, MOUNTED)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Ok((BUILT_IN.to_string(), "the built-in copy"))
+        }
+        Err(e) => Err(Error::new(
+            ErrorCode::Internal,
+            format!("action catalog: reading {MOUNTED}: {e}"),
+        )),
+    }
+}
 
 pub fn catalog() -> Result<Catalog, Error> {
-    load(CATALOG).map_err(|e| Error::new(ErrorCode::Internal, format!("action catalog: {e}")))
+    Ok(catalog_with_source()?.0)
+}
+
+/// The catalog and a description of its source, for the status check.
+pub fn catalog_with_source() -> Result<(Catalog, &'static str), Error> {
+    let (text, source) = text()?;
+    let catalog = load(&text).map_err(|e| {
+        Error::new(
+            ErrorCode::Internal,
+            format!("action catalog ({source}): {e}"),
+        )
+    })?;
+    Ok((catalog, source))
 }
 
 /// The action, or a not-found error that lists the close matches.

@@ -57,12 +57,12 @@ impl Guest for ActionExecutor {
     type BatchRun = Run;
 
     fn status() -> ComponentStatus {
-        let catalog = match catalog::catalog() {
-            Ok(c) => kg_wit::types::Check {
+        let catalog = match catalog::catalog_with_source() {
+            Ok((c, source)) => kg_wit::types::Check {
                 name: "catalog".into(),
                 ok: true,
                 detail: format!(
-                    "{} actions on {} entity types",
+                    "{} actions on {} entity types, from {source}",
                     c.actions.len(),
                     c.entities.len()
                 ),

@@ -83,6 +83,11 @@ impl App {
                     .with_context(|| format!("component `{id}`: allowed_outbound_hosts"))?,
                 key_value_stores: component.key_value_stores.clone(),
                 kv: kv.clone(),
+                files: component
+                    .files
+                    .iter()
+                    .map(|f| (f.source.clone(), f.destination.clone()))
+                    .collect(),
             };
             components.insert(
                 id.clone(),

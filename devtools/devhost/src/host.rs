@@ -28,6 +28,8 @@ pub struct ComponentPolicy {
     pub allowed_hosts: AllowedHosts,
     pub key_value_stores: Vec<String>,
     pub kv: KvDatabase,
+    /// Directories mounted read-only: (host path, guest path).
+    pub files: Vec<(std::path::PathBuf, String)>,
 }
 
 /// An open key-value store handle: the label it was opened with.
@@ -43,14 +45,25 @@ pub struct RequestState {
 }
 
 impl RequestState {
-    pub fn new(policy: Arc<ComponentPolicy>) -> Self {
-        RequestState {
+    pub fn new(policy: Arc<ComponentPolicy>) -> anyhow::Result<Self> {
+        // Like Spin: no environment, no arguments; the `files` mounts read-only; logs to
+        // stdio.
+        let mut wasi = WasiCtx::builder();
+        wasi.inherit_stdout().inherit_stderr();
+        for (host, guest) in &policy.files {
+            wasi.preopened_dir(
+                host,
+                guest,
+                wasmtime_wasi::DirPerms::READ,
+                wasmtime_wasi::FilePerms::READ,
+            )?;
+        }
+        Ok(RequestState {
             table: ResourceTable::new(),
-            // Like Spin: no environment, no arguments, no preopened files; logs to stdio.
-            wasi: WasiCtx::builder().inherit_stdout().inherit_stderr().build(),
+            wasi: wasi.build(),
             http: WasiHttpCtx::new(),
             policy,
-        }
+        })
     }
 }
 

@@ -48,11 +48,20 @@ pub struct HttpTrigger {
 #[derive(Debug)]
 pub struct Component {
     pub source: PathBuf,
+    /// Host directories mounted read-only into the component (`files`).
+    pub files: Vec<FileMount>,
     pub allowed_outbound_hosts: Vec<String>,
     pub key_value_stores: Vec<String>,
     /// Component variable name → template over application variables.
     pub variables: BTreeMap<String, String>,
     pub dependencies: BTreeMap<String, Dependency>,
+}
+
+/// A `files = [{ source = "dir", destination = "/path" }]` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileMount {
+    pub source: PathBuf,
+    pub destination: String,
 }
 
 #[derive(Debug)]
@@ -236,7 +245,6 @@ fn component(
     app_variables: &BTreeMap<String, VariableDecl>,
 ) -> Result<Component> {
     let unsupported = [
-        ("files", raw.files.is_some()),
         ("exclude_files", raw.exclude_files.is_some()),
         ("environment", raw.environment.is_some()),
         ("sqlite_databases", raw.sqlite_databases.is_some()),
@@ -300,13 +308,58 @@ fn component(
         );
     }
     let _ = id;
+    let files = match raw.files {
+        None => Vec::new(),
+        Some(value) => file_mounts(&value, base)?,
+    };
     Ok(Component {
         source,
+        files,
         allowed_outbound_hosts: raw.allowed_outbound_hosts,
         key_value_stores: raw.key_value_stores,
         variables: raw.variables,
         dependencies,
     })
+}
+
+/// Spin's `files`: devhost implements the directory-mapping form,
+/// `{ source = "dir", destination = "/path" }`, mounted read-only like Spin does; glob
+/// strings are refused by name.
+fn file_mounts(value: &toml::Value, base: &Path) -> Result<Vec<FileMount>> {
+    let Some(entries) = value.as_array() else {
+        bail!("field `files` must be an array");
+    };
+    let mut mounts = Vec::new();
+    for entry in entries {
+        let Some(table) = entry.as_table() else {
+            bail!(
+                "field `files`: devhost supports only {{ source = \"dir\", destination = \"/path\" }} entries, not {entry}"
+            );
+        };
+        if let Some(unknown) = table.keys().find(|k| *k != "source" && *k != "destination") {
+            bail!("field `files`: unknown key `{unknown}`");
+        }
+        let source = table.get("source").and_then(toml::Value::as_str);
+        let destination = table.get("destination").and_then(toml::Value::as_str);
+        let (Some(source), Some(destination)) = (source, destination) else {
+            bail!("field `files`: each entry needs `source` and `destination` strings");
+        };
+        if !destination.starts_with('/') {
+            bail!("field `files`: destination `{destination}` must be an absolute path");
+        }
+        let source = base.join(source);
+        if !source.is_dir() {
+            bail!(
+                "field `files`: source `{}` is not a directory",
+                source.display()
+            );
+        }
+        mounts.push(FileMount {
+            source,
+            destination: destination.to_string(),
+        });
+    }
+    Ok(mounts)
 }
 
 /// Spin's variable names: a lowercase letter, then lowercase letters, digits, underscores.
@@ -519,6 +572,36 @@ command = "cargo build"
             "a b",
         ] {
             assert!(validate_dependency_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn files_mount_directories_and_refuse_the_rest() {
+        let dir = std::env::temp_dir();
+        let with = |files: &str| {
+            Manifest::parse(
+                &MANIFEST.replace(
+                    "key_value_stores = [\"default\"]",
+                    &format!("files = {files}"),
+                ),
+                &dir,
+            )
+        };
+        let m = with("[{ source = \".\", destination = \"/data\" }]").unwrap();
+        let mounts = &m.components["dispatcher"].files;
+        assert_eq!(mounts[0].destination, "/data");
+        assert!(mounts[0].source.is_dir());
+        for (files, needle) in [
+            (
+                "[{ source = \"no-such-dir\", destination = \"/d\" }]",
+                "not a directory",
+            ),
+            ("[{ source = \".\", destination = \"d\" }]", "absolute path"),
+            ("[{ source = \".\" }]", "`source` and `destination`"),
+            ("[\"static/**\"]", "only { source"),
+        ] {
+            let e = format!("{:#}", with(files).unwrap_err());
+            assert!(e.contains(needle), "{files}: {e}");
         }
     }
 }
