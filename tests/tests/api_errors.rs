@@ -43,7 +43,13 @@ async fn errors_are_json_with_a_code_and_the_fitting_status() {
             "invalid_argument",
         ),
         ("GET", "/actions/PurchaseOrder/nope", "", 404, "not_found"),
-        ("POST", "/actions/PurchaseOrder/makePayment/execute", "[]", 400, "bad_request"),
+        (
+            "POST",
+            "/actions/PurchaseOrder/makePayment/execute",
+            "[]",
+            400,
+            "bad_request",
+        ),
         ("POST", "/chat", "{}", 400, "bad_request"),
         ("GET", "/conversations/%ff", "", 400, "bad_request"),
     ];

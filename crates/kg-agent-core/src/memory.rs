@@ -243,10 +243,16 @@ pub fn fold(previous: Option<&str>, turns: &[Turn]) -> String {
         };
         let text: String = t.content.split_whitespace().collect::<Vec<_>>().join(" ");
         let short: String = text.chars().take(200).collect();
-        let ellipsis = if text.chars().count() > 200 { "…" } else { "" };
+        let ellipsis = if text.chars().count() > 200 {
+            "…"
+        } else {
+            ""
+        };
         lines.push(format!("{who}: {short}{ellipsis}"));
     }
-    while lines.iter().map(|l| l.chars().count() + 1).sum::<usize>() > MAX_SUMMARY_CHARS && lines.len() > 1 {
+    while lines.iter().map(|l| l.chars().count() + 1).sum::<usize>() > MAX_SUMMARY_CHARS
+        && lines.len() > 1
+    {
         lines.remove(0);
     }
     lines.join("\n")
@@ -329,14 +335,26 @@ pub(crate) mod tests {
     fn the_window_reads_recent_turns_and_folds_the_rest_once() {
         let kv = MemKv::default();
         for i in 0..10 {
-            append(&kv, "c", turn(if i % 2 == 0 { "user" } else { "assistant" }, &format!("m{i}")), &format!("{i:013}-a")).unwrap();
+            append(
+                &kv,
+                "c",
+                turn(
+                    if i % 2 == 0 { "user" } else { "assistant" },
+                    &format!("m{i}"),
+                ),
+                &format!("{i:013}-a"),
+            )
+            .unwrap();
         }
         let w = load_window(&kv, "c", 4).unwrap();
         let recent: Vec<&str> = w.recent.iter().map(|t| t.content.as_str()).collect();
         assert_eq!(recent, ["m6", "m7", "m8", "m9"]);
         assert_eq!(w.total, 10);
         let summary = w.summary.unwrap();
-        assert!(summary.starts_with("User: m0\nAssistant: m1") && summary.ends_with("Assistant: m5"), "{summary}");
+        assert!(
+            summary.starts_with("User: m0\nAssistant: m1") && summary.ends_with("Assistant: m5"),
+            "{summary}"
+        );
         // Two more turns: only those that slid out are folded in; one summary remains.
         append(&kv, "c", turn("user", "m10"), "0000000000010-a").unwrap();
         append(&kv, "c", turn("assistant", "m11"), "0000000000011-a").unwrap();
@@ -344,13 +362,20 @@ pub(crate) mod tests {
         let summary = w.summary.unwrap();
         assert!(summary.ends_with("User: m6\nAssistant: m7"), "{summary}");
         assert_eq!(summary.matches("m0").count(), 1);
-        let summaries = kv.keys().unwrap().iter().filter(|k| k.contains("/summary/")).count();
+        let summaries = kv
+            .keys()
+            .unwrap()
+            .iter()
+            .filter(|k| k.contains("/summary/"))
+            .count();
         assert_eq!(summaries, 1);
     }
 
     #[test]
     fn the_summary_stays_bounded() {
-        let long: Vec<Turn> = (0..500).map(|i| turn("user", &format!("question {i} {}", "x".repeat(300)))).collect();
+        let long: Vec<Turn> = (0..500)
+            .map(|i| turn("user", &format!("question {i} {}", "x".repeat(300))))
+            .collect();
         let s = fold(None, &long);
         assert!(s.chars().count() <= MAX_SUMMARY_CHARS);
         assert!(s.contains("question 499"));
