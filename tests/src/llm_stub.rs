@@ -17,6 +17,8 @@ pub enum Reply {
     Tools(Vec<(String, Value)>),
     /// The endpoint answers this status with an error body.
     Status(u16),
+    /// This reply, after a delay.
+    Slow(std::time::Duration, Box<Reply>),
 }
 
 pub fn text(t: &str) -> Reply {
@@ -49,7 +51,11 @@ impl Respond for Responder {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .pop_front();
-        match next {
+        let (delay, next) = match next {
+            Some(Reply::Slow(delay, reply)) => (Some(delay), Some(*reply)),
+            other => (None, other),
+        };
+        let template = match next {
             None => ResponseTemplate::new(500).set_body_json(json!({"error": {"message": "script exhausted"}})),
             Some(Reply::Status(status)) => {
                 ResponseTemplate::new(status).set_body_json(json!({"error": {"message": "scripted failure"}}))
@@ -67,6 +73,11 @@ impl Respond for Responder {
                         "function": {"name": name, "arguments": args.to_string()}})).collect::<Vec<_>>()}}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
             })),
+            Some(Reply::Slow(..)) => ResponseTemplate::new(500),
+        };
+        match delay {
+            Some(delay) => template.set_delay(delay),
+            None => template,
         }
     }
 }

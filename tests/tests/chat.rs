@@ -504,3 +504,28 @@ async fn the_streamed_answer_adds_up_and_done_is_last() {
     assert_eq!(text, "There are 10 suppliers; SUP-007 is blocked.");
     assert_eq!(k.last().map(String::as_str), Some("done"));
 }
+
+/// A slow LLM call does not leave the stream silent: a heartbeat comment goes out every
+/// 10 s while it is pending.
+#[tokio::test]
+async fn a_slow_llm_call_gets_heartbeats() {
+    let llm = ScriptedLlm::start().await;
+    let stack = stack_with(&llm, &[]).await;
+    llm.then([Reply::Slow(
+        std::time::Duration::from_millis(10_500),
+        Box::new(text("Finally, hello.")),
+    )]);
+    let response = reqwest::Client::new()
+        .post(format!("{}/chat/stream", stack.host.url))
+        .body(json!({"message": "hello", "routing_mode": "rule"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    let body = response.text().await.unwrap();
+    let heartbeat = body
+        .find(": heartbeat")
+        .expect("a heartbeat while the LLM was slow");
+    let content = body.find("event: content").expect("the answer");
+    assert!(heartbeat < content, "{body}");
+    assert!(body.contains("Finally, hello."));
+}

@@ -4,6 +4,7 @@
 //! is remembered in the key-value store.
 
 use super::kv::SpinKv;
+use super::model::LlmModel;
 use super::sink::EventSink;
 use super::tools::{AgentTools, Toolset, specs};
 use kg_agent_core::approval::{self, ActionPlan, Pending, Reply};
@@ -16,7 +17,7 @@ use kg_http::chat::{ChatBody, RoutingMode};
 use kg_wit::kg::agent::action_executor::{self as executor, BatchPoll, ExecutionRequest};
 use kg_wit::kg::agent::{router, summariser};
 use kg_wit::types::{BatchSummary, Message as WitMessage, Role};
-use llm_client::{ChatRequest, ChatResponse, LlmError, Message};
+use llm_client::{ChatRequest, LlmError, Message};
 use serde_json::{Value, json};
 
 /// Turns the LLM sees verbatim; older ones only through the running summary.
@@ -37,14 +38,6 @@ pub struct TurnResult {
     pub approval: Option<Value>,
     pub prompt_tokens: u32,
     pub completion_tokens: u32,
-}
-
-struct LlmModel(llm_client::LlmClient<kg_spin::SpinLlmTransport>);
-
-impl Model for LlmModel {
-    fn complete(&mut self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.0.chat(request)
-    }
 }
 
 pub fn llm_api_error(e: &LlmError) -> ApiError {
@@ -178,9 +171,11 @@ pub fn turn(
                     "Could you say more precisely what you want to know or do?".into()
                 }
             });
+            sink.emit(Event::ContentStart);
+            sink.emit(Event::Content(result.answer.clone()));
         }
         "answer" => {
-            let mut model = model()?;
+            let mut model = model(sink)?;
             let mut messages = vec![Message::system(
                 "You are kg-agent, a helpful assistant for a procurement knowledge graph (suppliers, products, purchase orders, invoices, payments). Reply briefly and in the user's language. Do not invent data.",
             )];
@@ -191,6 +186,8 @@ pub fn turn(
                 .map_err(|e| llm_api_error(&e))?;
             add_usage(&mut result, response.usage);
             result.answer = response.content;
+            sink.emit(Event::ContentStart);
+            sink.emit(Event::Content(result.answer.clone()));
         }
         _ => {
             let set = if intent == "action" {
@@ -199,7 +196,7 @@ pub fn turn(
                 Toolset::Query
             };
             let mut tools = AgentTools::default();
-            let mut model = model()?;
+            let mut model = model(sink)?;
             let mut messages = vec![Message::system(system_prompt(set))];
             if let Some(summary) = &remembered.summary {
                 messages.push(Message::system(format!(
@@ -270,10 +267,8 @@ pub fn turn(
     Ok(result)
 }
 
-fn model() -> Result<LlmModel, ApiError> {
-    kg_spin::llm_client()
-        .map(LlmModel)
-        .map_err(|e| llm_api_error(&e))
+fn model(sink: &dyn EventSink) -> Result<LlmModel, ApiError> {
+    LlmModel::new(sink.beat()).map_err(|e| llm_api_error(&e))
 }
 
 fn add_usage(result: &mut TurnResult, usage: Option<llm_client::Usage>) {

@@ -3,6 +3,7 @@
 
 mod engine;
 mod kv;
+mod model;
 mod sink;
 mod tools;
 

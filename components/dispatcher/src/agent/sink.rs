@@ -1,9 +1,12 @@
 //! Where the agent's events go: collected for the JSON answer, or written to the client
 //! as Server-Sent Events as they happen.
 
+use super::model::Beat;
 use futures::SinkExt;
 use kg_agent_core::events::Event;
 use kg_http::sse;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 pub trait EventSink {
     fn emit(&mut self, event: Event);
@@ -15,6 +18,10 @@ pub trait EventSink {
     }
     /// Called while waiting; a stream sends a comment so proxies keep it open.
     fn heartbeat(&mut self) {}
+    /// A heartbeat callable from inside an LLM call, for streams.
+    fn beat(&self) -> Option<Beat> {
+        None
+    }
 }
 
 /// Keeps every event, for `/chat`'s JSON answer.
@@ -30,45 +37,59 @@ impl EventSink for Collected {
     }
 }
 
-/// Writes each event to the response body as it comes.
-pub struct Streamed<S> {
-    body: S,
+struct Body<S> {
+    sink: S,
     gone: bool,
 }
 
-impl<S: futures::Sink<Vec<u8>> + Unpin> Streamed<S> {
-    pub fn new(body: S) -> Self {
-        Streamed { body, gone: false }
+/// Writes each event to the response body as it comes; shared with the LLM transport
+/// so heartbeats can go out while a call is pending.
+pub struct Streamed<S> {
+    body: Rc<RefCell<Body<S>>>,
+}
+
+impl<S: futures::Sink<Vec<u8>> + Unpin + 'static> Streamed<S> {
+    pub fn new(sink: S) -> Self {
+        Streamed {
+            body: Rc::new(RefCell::new(Body { sink, gone: false })),
+        }
     }
 
     pub fn comment(&mut self, text: &str) {
-        self.write(sse::comment(text));
-    }
-
-    fn write(&mut self, frame: Vec<u8>) {
-        if self.gone {
-            return;
-        }
-        // The agent runs synchronously between events; each frame is flushed before the
-        // next step starts, so the client sees progress as it happens.
-        if spin_sdk::http::run(self.body.send(frame)).is_err() {
-            self.gone = true;
-        }
+        write(&self.body, sse::comment(text));
     }
 }
 
-impl<S: futures::Sink<Vec<u8>> + Unpin> EventSink for Streamed<S> {
+/// The agent runs synchronously between events; each frame is flushed before the next
+/// step starts, so the client sees progress as it happens.
+fn write<S: futures::Sink<Vec<u8>> + Unpin>(body: &RefCell<Body<S>>, frame: Vec<u8>) {
+    let Ok(mut body) = body.try_borrow_mut() else {
+        return;
+    };
+    if body.gone {
+        return;
+    }
+    if spin_sdk::http::run(body.sink.send(frame)).is_err() {
+        body.gone = true;
+    }
+}
+
+impl<S: futures::Sink<Vec<u8>> + Unpin + 'static> EventSink for Streamed<S> {
     fn emit(&mut self, event: Event) {
         let (kind, data) = event.encode();
-        self.write(sse::event(kind, data));
+        write(&self.body, sse::event(kind, data));
     }
     fn gone(&self) -> bool {
-        self.gone
+        self.body.try_borrow().map(|b| b.gone).unwrap_or(false)
     }
     fn streaming(&self) -> bool {
         true
     }
     fn heartbeat(&mut self) {
         self.comment("heartbeat");
+    }
+    fn beat(&self) -> Option<Beat> {
+        let body = self.body.clone();
+        Some(Rc::new(move || write(&body, sse::comment("heartbeat"))))
     }
 }
