@@ -12,7 +12,7 @@ use kg_actions::catalog::resolve_parameters;
 use kg_actions::log::{entries_statement, page_statement, records, undo_statement};
 use kg_actions::outcome::validations;
 use kg_actions::statement::{ActionPlan, RunContext};
-use kg_graph_error::graph_error;
+use kg_graph_tools::graph_error;
 use kg_wit::types::{BatchSummary, ComponentStatus, EntityOutcome, Error, ErrorCode, Json};
 use neo4j_client::{AccessMode, Value};
 use runner::{Poll, Run, Shared};
@@ -408,11 +408,6 @@ fn invalid(message: String) -> Error {
 
 fn client() -> Result<neo4j_client::Client<kg_spin::SpinTransport>, Error> {
     kg_spin::graph_client().map_err(|e| Error::new(ErrorCode::Internal, e))
-}
-
-mod kg_graph_error {
-    //! Graph failures as typed errors, like the query tools report them.
-    pub use kg_graph_tools::graph_error;
 }
 
 export!(ActionExecutor);

@@ -95,7 +95,7 @@ pub fn turn(
             Reply::Yes | Reply::No => {
                 let approve = approval::classify_reply(&body.message) == Reply::Yes;
                 remember(&kv, &conversation, "user", &body.message, Some("approval"));
-                let mut resumed = resolve(&token, approve, settings, sink)?;
+                let mut resumed = resolve(&token, approve, sink)?;
                 resumed.conversation_id = conversation;
                 return Ok(resumed);
             }
@@ -573,7 +573,6 @@ fn execute_and_report(
 pub fn resolve(
     token: &str,
     approve: bool,
-    _settings: &Settings,
     sink: &mut dyn EventSink,
 ) -> Result<TurnResult, ApiError> {
     let kv = SpinKv::open().map_err(kv_error)?;

@@ -96,7 +96,7 @@ pub fn approve(request: &Request) -> Result<Response, ApiError> {
     let started = crate::clock_ms();
     let (token, approve) = approve_body(&kg_http::body::json_object(request.body())?)?;
     let mut events = Collected::default();
-    let result = engine::resolve(&token, approve, &settings(), &mut events)?;
+    let result = engine::resolve(&token, approve, &mut events)?;
     Ok(crate::json_response(
         200,
         &answer_json(&result, &events.0, false, started),
