@@ -1,39 +1,11 @@
-//! Time inside the component: a sleep future on the WASI monotonic clock that spin-sdk's
-//! executor can wait on together with outbound HTTP, and wall-clock timestamps.
+//! Time inside the component: waits, durations and wall-clock timestamps.
 
-use spin_executor::CancelOnDropToken;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wasi::clocks::monotonic_clock;
 
 /// Completes `ms` milliseconds after it is created.
-pub struct Sleep {
-    deadline: u64,
-    registration: Option<CancelOnDropToken>,
-}
-
-pub fn sleep(ms: u32) -> Sleep {
-    Sleep {
-        deadline: monotonic_clock::now() + u64::from(ms) * 1_000_000,
-        registration: None,
-    }
-}
-
-impl Future for Sleep {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if monotonic_clock::now() >= self.deadline {
-            return Poll::Ready(());
-        }
-        let pollable = monotonic_clock::subscribe_instant(self.deadline);
-        // Replacing the token cancels the previous registration.
-        self.registration =
-            Some(spin_executor::push_waker_and_get_token(pollable, cx.waker().clone()).into());
-        Poll::Pending
-    }
+pub fn sleep(ms: u32) -> kg_spin::Sleep {
+    kg_spin::sleep(Duration::from_millis(u64::from(ms)))
 }
 
 /// Milliseconds on the monotonic clock, for durations.

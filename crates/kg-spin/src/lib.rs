@@ -3,11 +3,13 @@
 
 mod llm;
 mod neo4j;
+mod sleep;
 
 pub use llm::{
     LLM_CALL_TIMEOUT, SpinLlmTransport, llm_check, llm_client, llm_config, llm_error, within,
 };
 pub use neo4j::{SpinTransport, graph_client, send_async};
+pub use sleep::{Sleep, sleep};
 
 use kg_wit::types::{Check, ComponentStatus};
 

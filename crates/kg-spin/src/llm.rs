@@ -9,12 +9,10 @@ use llm_client::{
     HttpRequest, HttpResponse, LlmClient, LlmConfig, LlmError, LlmTransport, Transport,
     TransportError, TransportErrorKind,
 };
-use spin_executor::CancelOnDropToken;
 use std::future::Future;
-use std::pin::{Pin, pin};
-use std::task::{Context, Poll};
+use std::pin::pin;
+use std::task::Poll;
 use std::time::Duration;
-use wasi::clocks::monotonic_clock;
 
 /// Deadline of one LLM call, retries included.
 pub const LLM_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -108,7 +106,7 @@ pub fn llm_error(e: &LlmError) -> Error {
 /// `Some(output)` when `work` finishes within `timeout`, `None` otherwise.
 pub async fn within<T>(timeout: Duration, work: impl Future<Output = T>) -> Option<T> {
     let mut work = pin!(work);
-    let mut timer = pin!(Sleep::new(timeout));
+    let mut timer = pin!(crate::sleep::sleep(timeout));
     std::future::poll_fn(|cx| {
         if let Poll::Ready(output) = work.as_mut().poll(cx) {
             return Poll::Ready(Some(output));
@@ -119,36 +117,4 @@ pub async fn within<T>(timeout: Duration, work: impl Future<Output = T>) -> Opti
         }
     })
     .await
-}
-
-/// Completes once the monotonic clock passes its deadline; spin-sdk's executor waits on
-/// it together with outbound HTTP.
-struct Sleep {
-    deadline_ns: u64,
-    registration: Option<CancelOnDropToken>,
-}
-
-impl Sleep {
-    fn new(duration: Duration) -> Self {
-        let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-        Sleep {
-            deadline_ns: monotonic_clock::now().saturating_add(nanos),
-            registration: None,
-        }
-    }
-}
-
-impl Future for Sleep {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if monotonic_clock::now() >= self.deadline_ns {
-            return Poll::Ready(());
-        }
-        let pollable = monotonic_clock::subscribe_instant(self.deadline_ns);
-        // Replacing the token cancels the previous registration.
-        self.registration =
-            Some(spin_executor::push_waker_and_get_token(pollable, cx.waker().clone()).into());
-        Poll::Pending
-    }
 }
