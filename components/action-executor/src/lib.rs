@@ -78,6 +78,7 @@ impl Guest for ActionExecutor {
             env!("CARGO_PKG_VERSION"),
             vec![
                 kg_spin::configuration_check(kg_spin::NEO4J_VARIABLES),
+                kg_spin::graph_check(),
                 catalog,
             ],
         )
