@@ -3,7 +3,6 @@
 
 mod actions;
 mod agent;
-mod clock;
 mod documents;
 mod health;
 mod tools;
@@ -108,9 +107,4 @@ pub(crate) fn json_response(status: u16, body: &serde_json::Value) -> Response {
         .header("content-type", "application/json")
         .body(body.to_string())
         .build()
-}
-
-/// Milliseconds on the monotonic clock, for latencies.
-pub(crate) fn clock_ms() -> u64 {
-    wasi::clocks::monotonic_clock::now() / 1_000_000
 }

@@ -1,6 +1,7 @@
 //! Spin-facing helpers shared by the components. Everything here is I/O through spin-sdk
 //! (variables, outbound HTTP); the decisions live in plain crates.
 
+pub mod clock;
 mod llm;
 mod neo4j;
 mod sleep;

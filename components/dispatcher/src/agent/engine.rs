@@ -55,7 +55,7 @@ fn kv_error(e: String) -> ApiError {
 }
 
 fn now() -> String {
-    crate::clock::now_rfc3339()
+    kg_spin::clock::now_rfc3339()
 }
 
 fn chinese(text: &str) -> bool {
@@ -74,7 +74,7 @@ pub fn turn(
             memory::check_id(id).map_err(ApiError::bad_request)?;
             id.clone()
         }
-        None => crate::clock::unique_id("c"),
+        None => kg_spin::clock::unique_id("c"),
     };
     sink.emit(Event::ConversationId(conversation.clone()));
     let remembered = memory::load_window(&kv, &conversation, RECENT_TURNS).map_err(kv_error)?;
@@ -307,7 +307,7 @@ fn remember(kv: &SpinKv, conversation: &str, role: &str, content: &str, route: O
         route: route.map(str::to_string),
     };
     // Memory is best effort: a failed write must not fail the answer already given.
-    if let Err(e) = memory::append(kv, conversation, turn, &crate::clock::unique_suffix()) {
+    if let Err(e) = memory::append(kv, conversation, turn, &kg_spin::clock::unique_suffix()) {
         eprintln!("dispatcher: could not remember a turn of {conversation}: {e}");
     }
 }
@@ -468,11 +468,11 @@ fn plan_action(
 ) -> Result<(), ApiError> {
     sink.emit(Event::ActionPlan(plan_json(&plan)));
     let spec = executor::get_action(&plan.entity_type, &plan.action_name)?;
-    let key = crate::clock::unique_id("agent");
+    let key = kg_spin::clock::unique_id("agent");
     if let Some(reason) =
         approval::approval_reason(&plan, spec.requires_approval, settings.approval_threshold)
     {
-        let token = crate::clock::unique_id("approve");
+        let token = kg_spin::clock::unique_id("approve");
         approval::store(
             kv,
             &Pending {

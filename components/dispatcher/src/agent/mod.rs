@@ -53,7 +53,7 @@ fn answer_json(result: &TurnResult, events: &[Event], trace: bool, started: u64)
         "actions": result.actions,
         "approval": result.approval,
         "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens},
-        "latency_ms": crate::clock_ms().saturating_sub(started),
+        "latency_ms": kg_spin::clock::monotonic_ms().saturating_sub(started),
     });
     if trace {
         body["intermediate_steps"] = events
@@ -71,7 +71,7 @@ fn answer_json(result: &TurnResult, events: &[Event], trace: bool, started: u64)
 
 /// `POST /chat`: the whole turn as one JSON answer.
 pub fn chat(request: &Request) -> Result<Response, ApiError> {
-    let started = crate::clock_ms();
+    let started = kg_spin::clock::monotonic_ms();
     let body = chat_body(&kg_http::body::json_object(request.body())?)?;
     let mut events = Collected::default();
     let result = turn(&body, &settings(), &mut events)?;
@@ -93,7 +93,7 @@ pub fn legacy_query(request: &Request) -> Result<Response, ApiError> {
 
 /// `POST /chat/approve`: runs (or, with `approve: false`, cancels) a pending plan.
 pub fn approve(request: &Request) -> Result<Response, ApiError> {
-    let started = crate::clock_ms();
+    let started = kg_spin::clock::monotonic_ms();
     let (token, approve) = approve_body(&kg_http::body::json_object(request.body())?)?;
     let mut events = Collected::default();
     let result = engine::resolve(&token, approve, &mut events)?;

@@ -1,0 +1,32 @@
+//! Time and ids inside a component: wall-clock timestamps, monotonic durations, and ids
+//! that sort by time and are unique across instances.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+use wasi::clocks::monotonic_clock;
+
+/// Now as RFC 3339 with milliseconds (UTC), e.g. `2026-11-23T04:05:06.789Z`.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+/// Milliseconds on the monotonic clock, for durations.
+pub fn monotonic_ms() -> u64 {
+    monotonic_clock::now() / 1_000_000
+}
+
+/// `<millis:013>-<random:016x>`: sorts by time; 64 random bits against collisions across
+/// instances.
+pub fn unique_suffix() -> String {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!(
+        "{millis:013}-{:016x}",
+        wasi::random::random::get_random_u64()
+    )
+}
+
+/// `<prefix>-<millis>-<random>`.
+pub fn unique_id(prefix: &str) -> String {
+    format!("{prefix}-{}", unique_suffix())
+}
