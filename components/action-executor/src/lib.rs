@@ -12,7 +12,6 @@ use kg_actions::catalog::resolve_parameters;
 use kg_actions::log::{entries_statement, page_statement, records, undo_statement};
 use kg_actions::outcome::validations;
 use kg_actions::statement::{ActionPlan, RunContext};
-use kg_graph_tools::graph_error;
 use kg_wit::types::{BatchSummary, ComponentStatus, EntityOutcome, Error, ErrorCode, Json};
 use neo4j_client::{AccessMode, Value};
 use runner::{Poll, Run, Shared};
@@ -405,6 +404,10 @@ fn parse_parameters(text: &str) -> Result<JsonValue, Error> {
 
 fn invalid(message: String) -> Error {
     Error::new(ErrorCode::InvalidArgument, message)
+}
+
+fn graph_error(e: neo4j_client::Neo4jError) -> Error {
+    Error::from_graph("graph query failed", &e)
 }
 
 fn client() -> Result<neo4j_client::Client<kg_spin::SpinTransport>, Error> {

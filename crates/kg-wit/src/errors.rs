@@ -1,6 +1,28 @@
 use crate::types::{Error, ErrorCode};
+use neo4j_client::{ErrorKind, Neo4jError};
 
 impl Error {
+    /// A graph failure as the contract's error, `context` first in the message:
+    /// unreachable → unavailable (503), server trouble → upstream (502), our own Cypher
+    /// rejected → internal (500). Retryable when the graph says so.
+    pub fn from_graph(context: &str, e: &Neo4jError) -> Self {
+        let code = match e.kind {
+            ErrorKind::Unavailable | ErrorKind::Transient => ErrorCode::Unavailable,
+            ErrorKind::Timeout => ErrorCode::Timeout,
+            ErrorKind::Denied | ErrorKind::Forbidden | ErrorKind::ReadOnlyViolation => {
+                ErrorCode::Denied
+            }
+            ErrorKind::Authentication
+            | ErrorKind::Database
+            | ErrorKind::Protocol
+            | ErrorKind::NotFound => ErrorCode::Upstream,
+            ErrorKind::Syntax | ErrorKind::Client => ErrorCode::Internal,
+        };
+        let mut error = Error::new(code, format!("{context}: {e}"));
+        error.retryable = e.is_retryable();
+        error
+    }
+
     /// A typed error for contract functions whose behaviour a later issue builds.
     pub fn not_implemented(what: &str, issue: u32) -> Self {
         Error {
