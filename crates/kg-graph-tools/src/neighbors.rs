@@ -5,8 +5,8 @@ use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
 use crate::instance::resolve;
-use crate::schema::{close_matches, labels, relationship_types, require_label};
-use kg_wit::types::{Error, ErrorCode, GraphData, GraphEdge, GraphNode};
+use crate::schema::{labels, relationship_types, require_label, require_relationship_type};
+use kg_wit::types::{Error, GraphData, GraphEdge, GraphNode};
 use neo4j_client::{AccessMode, Client, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 use std::collections::BTreeMap;
@@ -88,16 +88,8 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
     }
     if !types.is_empty() {
         let known = relationship_types(client).map_err(graph_error)?;
-        if let Some(unknown) = types.iter().find(|t| !known.contains(t)) {
-            let mut e = Error::new(
-                ErrorCode::NotFound,
-                format!("no relationship type `{unknown}` in the graph"),
-            );
-            e.detail = Some(
-                json!({"did_you_mean": close_matches(unknown, &known), "known_types": known})
-                    .to_string(),
-            );
-            return Err(e);
+        for rel_type in &types {
+            require_relationship_type(rel_type, &known)?;
         }
     }
     let key = resolve(client, &reference, class.as_deref())?;

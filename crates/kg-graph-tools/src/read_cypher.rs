@@ -9,7 +9,7 @@ use crate::explain::require_read_only;
 use crate::graph_error::graph_error;
 use crate::guard;
 use crate::neighbors::{graph_edge, graph_node};
-use crate::schema::{close_matches, labels, relationship_types, require_label};
+use crate::schema::{labels, relationship_types, require_label, require_relationship_type};
 use kg_wit::types::{Error, ErrorCode, GraphData};
 use neo4j_client::{AccessMode, Client, Transport, Value};
 use serde_json::{Map, Value as Json, json};
@@ -70,20 +70,8 @@ pub fn run<T: Transport>(
     }
     if !checked.relationship_types.is_empty() {
         let known = relationship_types(client).map_err(graph_error)?;
-        if let Some(unknown) = checked
-            .relationship_types
-            .iter()
-            .find(|t| !known.contains(t))
-        {
-            let mut e = Error::new(
-                ErrorCode::NotFound,
-                format!("no relationship type `{unknown}` in the graph"),
-            );
-            e.detail = Some(
-                json!({"did_you_mean": close_matches(unknown, &known), "known_types": known})
-                    .to_string(),
-            );
-            return Err(e);
+        for rel_type in &checked.relationship_types {
+            require_relationship_type(rel_type, &known)?;
         }
     }
     require_read_only(transport, client.config(), &checked.statement, &parameters)?;

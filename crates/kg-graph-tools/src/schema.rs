@@ -52,6 +52,21 @@ pub fn require_label(label: &str, known: &[String]) -> Result<(), Error> {
     Err(e)
 }
 
+/// An unknown relationship type is a not-found error that lists the close matches.
+pub fn require_relationship_type(rel_type: &str, known: &[String]) -> Result<(), Error> {
+    if known.iter().any(|k| k == rel_type) {
+        return Ok(());
+    }
+    let mut e = Error::new(
+        ErrorCode::NotFound,
+        format!("no relationship type `{rel_type}` in the graph"),
+    );
+    e.detail = Some(
+        json!({"did_you_mean": close_matches(rel_type, known), "known_types": known}).to_string(),
+    );
+    Err(e)
+}
+
 /// Known names closest to `name`, best first: case-insensitive equality, plural or
 /// singular forms and small edit distances (`PurchaseOrders` → `PurchaseOrder`).
 pub fn close_matches(name: &str, known: &[String]) -> Vec<String> {
