@@ -3,8 +3,8 @@
 
 use kg_http::ApiError;
 use kg_http::actions::{
-    action_spec_json, action_summary_json, execute_body, log_page_json, outcome_json, plan_json,
-    summary_json, validate_body, validation_json,
+    action_spec_json, action_summary_json, execute_body, log_page_json, outcome_json,
+    request_plan_json, summary_json, validate_body, validation_json,
 };
 use kg_http::query::query_param;
 use kg_http::sse;
@@ -96,7 +96,10 @@ pub async fn stream(execution: ExecutionRequest, run: BatchRun, out: ResponseOut
 
     let total = run.total();
     if body
-        .send(sse::event("action_plan", plan_json(&execution, total)))
+        .send(sse::event(
+            "action_plan",
+            request_plan_json(&execution, total),
+        ))
         .await
         .is_err()
     {

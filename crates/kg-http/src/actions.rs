@@ -254,15 +254,32 @@ pub fn log_page_json(page: &LogPage) -> Value {
 }
 
 /// The `action_plan` event of a direct batch request.
-pub fn plan_json(request: &ExecutionRequest, total: u32) -> Value {
+pub fn request_plan_json(request: &ExecutionRequest, total: u32) -> Value {
     json!({
-        "plan": {
-            "entity_type": request.entity_type,
-            "action_name": request.action_name,
-            "target_count": total,
-            "targets": request.entity_ids.iter().map(|id| json!({"entity_id": id})).collect::<Vec<_>>(),
-            "parameters": parse(&request.parameters),
-        }
+        "plan": plan_json(
+            &request.entity_type,
+            &request.action_name,
+            &request.entity_ids,
+            total as usize,
+            parse(&request.parameters),
+        )
+    })
+}
+
+/// An action plan as events and answers show it (seed 000 §6.1 `ActionPlan`).
+pub fn plan_json(
+    entity_type: &str,
+    action_name: &str,
+    entity_ids: &[String],
+    target_count: usize,
+    parameters: Value,
+) -> Value {
+    json!({
+        "entity_type": entity_type,
+        "action_name": action_name,
+        "target_count": target_count,
+        "targets": entity_ids.iter().map(|id| json!({"entity_id": id})).collect::<Vec<_>>(),
+        "parameters": parameters,
     })
 }
 

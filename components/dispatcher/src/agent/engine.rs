@@ -448,13 +448,13 @@ fn synthesise(
 }
 
 fn plan_json(plan: &ActionPlan) -> Value {
-    json!({
-        "entity_type": plan.entity_type,
-        "action_name": plan.action_name,
-        "target_count": plan.entity_ids.len(),
-        "targets": plan.entity_ids.iter().map(|id| json!({"entity_id": id})).collect::<Vec<_>>(),
-        "parameters": plan.parameters,
-    })
+    kg_http::actions::plan_json(
+        &plan.entity_type,
+        &plan.action_name,
+        &plan.entity_ids,
+        plan.entity_ids.len(),
+        plan.parameters.clone(),
+    )
 }
 
 fn plan_action(
