@@ -128,17 +128,7 @@ impl Guest for ActionExecutor {
         let mut ids = entity_ids.clone();
         ids.sort();
         ids.dedup();
-        let mut statement = plan.validate_statement(&ids);
-        for (name, value) in resolved {
-            statement.params.insert(format!("p_{name}"), value);
-        }
-        statement
-            .params
-            .insert("now".into(), clock::now_rfc3339().into());
-        statement.params.insert(
-            "today".into(),
-            clock::now_rfc3339()[..10].to_string().into(),
-        );
+        let statement = plan.validate_statement(&ids, &resolved, &clock::now_rfc3339());
         let client = client()?;
         let result = client
             .run(&statement.text, statement.params, AccessMode::Read)

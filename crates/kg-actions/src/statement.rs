@@ -168,9 +168,16 @@ impl ActionPlan {
     }
 
     /// The dry run: per id, whether the entity exists and each check's result. READ only.
-    pub fn validate_statement(&self, ids: &[String]) -> Statement {
+    /// `parameters` are the resolved action parameters; `now` is RFC 3339.
+    pub fn validate_statement(
+        &self,
+        ids: &[String],
+        parameters: &Map<String, Json>,
+        now: &str,
+    ) -> Statement {
         let mut params = self.base_params.values.clone();
         params.insert("ids".into(), json!(ids));
+        insert_run_values(&mut params, parameters, now);
         let text = format!(
             "UNWIND $ids AS id\n{}RETURN id, {} IS NOT NULL AS found, {} AS checks",
             self.match_entities("id", "id"),
@@ -345,11 +352,7 @@ impl ActionPlan {
             json!(Json::Object(run.parameters.clone()).to_string()),
         );
         values.insert("actor".into(), json!(run.actor));
-        values.insert("now".into(), json!(run.now));
-        values.insert("today".into(), json!(run.now.get(..10).unwrap_or_default()));
-        for (name, value) in &run.parameters {
-            values.insert(action_param(name)[1..].to_string(), value.clone());
-        }
+        insert_run_values(&mut values, &run.parameters, &run.now);
         Statement {
             text,
             params: values,
@@ -362,6 +365,16 @@ impl ActionPlan {
         } else {
             self.related_keys[binding].clone()
         }
+    }
+}
+
+/// The values every statement of an action may refer to: `$p_<name>` for each action
+/// parameter, `$now` and `$today`.
+fn insert_run_values(values: &mut Map<String, Json>, parameters: &Map<String, Json>, now: &str) {
+    values.insert("now".into(), json!(now));
+    values.insert("today".into(), json!(now.get(..10).unwrap_or_default()));
+    for (name, value) in parameters {
+        values.insert(action_param(name)[1..].to_string(), value.clone());
     }
 }
 

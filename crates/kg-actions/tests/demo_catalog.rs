@@ -84,7 +84,7 @@ fn the_demo_catalog_loads() {
         )
     );
     assert_eq!(indexes.len(), catalog.entities.len() + 2);
-    let v = plan.validate_statement(&["PO-0001".into()]);
+    let v = plan.validate_statement(&["PO-0001".into()], &Map::new(), "2026-11-23T04:00:00.000Z");
     assert!(
         !v.text.contains("SET") && !v.text.contains("CREATE"),
         "{}",
