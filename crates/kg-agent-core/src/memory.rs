@@ -1,8 +1,9 @@
 //! Conversation memory in a key-value store (Spin KV: values ≤ 1 MB, no compare-and-swap).
 //!
 //! Layout, one conversation `c`:
-//! - `conv/c/turn/<millis:013>-<random:016x>`: one turn per key, never rewritten;
-//! - `conv/c/summary/<millis:013>-<random:016x>`: running summaries of older turns, the
+//! - `conv/c/turn/<micros:016>-<random:016x>`: one turn per key, never rewritten (keys
+//!   written by earlier versions carry milliseconds, `<millis:013>-…`, and still sort);
+//! - `conv/c/summary/<suffix of the last turn covered>`: running summaries of older turns, the
 //!   newest wins.
 //!
 //! Two concurrent requests on one conversation write different keys, so neither can lose
@@ -72,7 +73,7 @@ fn prefix(conversation: &str) -> String {
     format!("conv/{conversation}/")
 }
 
-/// Stores a turn under a fresh key; `unique` is the caller's `<millis>-<random>` suffix.
+/// Stores a turn under a fresh key; `unique` is the caller's `<micros>-<random>` suffix.
 pub fn append(
     kv: &dyn Kv,
     conversation: &str,

@@ -26,6 +26,20 @@ pub fn unique_suffix() -> String {
     )
 }
 
+/// `<millis:013><micros-in-milli:03>-<random:016x>`: like [`unique_suffix`] with
+/// microseconds, for keys whose order matters within one request (a conversation's user
+/// turn and the answer written a few microseconds later). Its first 13 digits are the
+/// milliseconds, so it sorts after every `unique_suffix` key of an earlier millisecond.
+pub fn ordered_suffix() -> String {
+    let micros = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros());
+    format!(
+        "{micros:016}-{:016x}",
+        wasi::random::random::get_random_u64()
+    )
+}
+
 /// `<prefix>-<millis>-<random>`.
 pub fn unique_id(prefix: &str) -> String {
     format!("{prefix}-{}", unique_suffix())

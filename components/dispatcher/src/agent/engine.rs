@@ -307,7 +307,8 @@ fn remember(kv: &SpinKv, conversation: &str, role: &str, content: &str, route: O
         route: route.map(str::to_string),
     };
     // Memory is best effort: a failed write must not fail the answer already given.
-    if let Err(e) = memory::append(kv, conversation, turn, &kg_spin::clock::unique_suffix()) {
+    // Microsecond keys: the user turn and an instant answer often share a millisecond.
+    if let Err(e) = memory::append(kv, conversation, turn, &kg_spin::clock::ordered_suffix()) {
         eprintln!("dispatcher: could not remember a turn of {conversation}: {e}");
     }
 }
