@@ -5,9 +5,10 @@ use crate::compose::{self, DependencySource};
 use crate::config::manifest::Manifest;
 use crate::config::outbound::AllowedHosts;
 use crate::config::routes::Routes;
+use crate::config::runtime_config::RuntimeConfig;
 use crate::config::variables::Variables;
 use crate::host::{self, ComponentPolicy, PROVIDED_INTERFACES, RequestState};
-use crate::kv::KvDatabase;
+use crate::kv::KeyValueStores;
 use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -34,12 +35,13 @@ impl App {
     pub fn load(
         manifest_path: &Path,
         provided_variables: BTreeMap<String, String>,
+        runtime_config: &RuntimeConfig,
         kv_path: &Path,
     ) -> Result<App> {
         let manifest = Manifest::load(manifest_path)
             .with_context(|| format!("loading {}", manifest_path.display()))?;
         let variables = Variables::new(&manifest.variables, provided_variables)?;
-        let kv = KvDatabase::open(kv_path)?;
+        let kv = KeyValueStores::open(runtime_config, kv_path)?;
         let mut config = Config::new();
         config.async_support(true);
         let engine = Engine::new(&config)?;

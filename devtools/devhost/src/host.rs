@@ -2,7 +2,7 @@
 //! `allowed_outbound_hosts`, Spin variables and the key-value store.
 
 use crate::config::outbound::AllowedHosts;
-use crate::kv::KvDatabase;
+use crate::kv::{KeyValueStores, Store};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker, Resource, ResourceTable};
@@ -27,14 +27,14 @@ pub struct ComponentPolicy {
     pub variables: BTreeMap<String, String>,
     pub allowed_hosts: AllowedHosts,
     pub key_value_stores: Vec<String>,
-    pub kv: KvDatabase,
+    pub kv: KeyValueStores,
     /// Directories mounted read-only: (host path, guest path).
     pub files: Vec<(std::path::PathBuf, String)>,
 }
 
-/// An open key-value store handle: the label it was opened with.
+/// An open key-value store handle.
 pub struct KvStore {
-    label: String,
+    store: Arc<dyn Store>,
 }
 
 pub struct RequestState {
@@ -143,12 +143,14 @@ impl key_value::HostStore for RequestState {
         if !self.policy.key_value_stores.contains(&label) {
             return Err(key_value::Error::AccessDenied);
         }
-        // Like Spin without runtime configuration: only the `default` store exists.
-        if label != "default" {
-            return Err(key_value::Error::NoSuchStore);
-        }
+        // Like Spin: `default` always exists; other labels only with runtime configuration.
+        let store = self
+            .policy
+            .kv
+            .get(&label)
+            .ok_or(key_value::Error::NoSuchStore)?;
         self.table
-            .push(KvStore { label })
+            .push(KvStore { store })
             .map_err(|e| key_value::Error::Other(e.to_string()))
     }
 
@@ -157,10 +159,8 @@ impl key_value::HostStore for RequestState {
         store: Resource<KvStore>,
         key: String,
     ) -> Result<Option<Vec<u8>>, key_value::Error> {
-        let label = self.label(&store)?;
-        self.policy
-            .kv
-            .get(&label, &key)
+        self.store(&store)?
+            .get(&key)
             .map_err(key_value::Error::Other)
     }
 
@@ -170,32 +170,25 @@ impl key_value::HostStore for RequestState {
         key: String,
         value: Vec<u8>,
     ) -> Result<(), key_value::Error> {
-        let label = self.label(&store)?;
-        self.policy
-            .kv
-            .set(&label, &key, &value)
+        self.store(&store)?
+            .set(&key, &value)
             .map_err(key_value::Error::Other)
     }
 
     fn delete(&mut self, store: Resource<KvStore>, key: String) -> Result<(), key_value::Error> {
-        let label = self.label(&store)?;
-        self.policy
-            .kv
-            .delete(&label, &key)
+        self.store(&store)?
+            .delete(&key)
             .map_err(key_value::Error::Other)
     }
 
     fn exists(&mut self, store: Resource<KvStore>, key: String) -> Result<bool, key_value::Error> {
-        let label = self.label(&store)?;
-        self.policy
-            .kv
-            .exists(&label, &key)
+        self.store(&store)?
+            .exists(&key)
             .map_err(key_value::Error::Other)
     }
 
     fn get_keys(&mut self, store: Resource<KvStore>) -> Result<Vec<String>, key_value::Error> {
-        let label = self.label(&store)?;
-        self.policy.kv.keys(&label).map_err(key_value::Error::Other)
+        self.store(&store)?.keys().map_err(key_value::Error::Other)
     }
 
     fn drop(&mut self, store: Resource<KvStore>) -> wasmtime::Result<()> {
@@ -205,10 +198,10 @@ impl key_value::HostStore for RequestState {
 }
 
 impl RequestState {
-    fn label(&self, store: &Resource<KvStore>) -> Result<String, key_value::Error> {
+    fn store(&self, store: &Resource<KvStore>) -> Result<Arc<dyn Store>, key_value::Error> {
         self.table
             .get(store)
-            .map(|s| s.label.clone())
+            .map(|s| s.store.clone())
             .map_err(|e| key_value::Error::Other(e.to_string()))
     }
 }

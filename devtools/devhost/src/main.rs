@@ -4,6 +4,7 @@
 mod app;
 mod compose;
 mod config;
+mod dist;
 mod host;
 mod kv;
 mod server;
@@ -27,12 +28,21 @@ struct Args {
     /// Application variable, NAME=VALUE; wins over SPIN_VARIABLE_NAME. Repeatable.
     #[arg(long = "variable", value_name = "NAME=VALUE")]
     variables: Vec<String>,
-    /// SQLite file of the key-value store [default: .devhost/key_value.db next to the manifest]
+    /// SQLite file of the `default` key-value store when the runtime configuration does not
+    /// name one [default: .devhost/key_value.db next to the manifest]
     #[arg(long)]
     kv_path: Option<PathBuf>,
+    /// Spin runtime configuration (the same file `spin up` takes); devhost implements its
+    /// `[key_value_store.*]` tables of type "spin" and "redis".
+    #[arg(long, env = "SPIN_RUNTIME_CONFIG_FILE")]
+    runtime_config_file: Option<PathBuf>,
     /// Load, compose and link the application, then exit without serving.
     #[arg(long)]
     check: bool,
+    /// Write the application pre-composed into DIR (one .wasm per component, dependencies
+    /// composed in, and a spin.toml without dependencies), then exit without serving.
+    #[arg(long, value_name = "DIR")]
+    compose_into: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -44,6 +54,17 @@ async fn main() {
 }
 
 async fn run(args: Args) -> Result<()> {
+    if let Some(out) = &args.compose_into {
+        let written = dist::compose_into(&args.manifest, out)?;
+        for (path, bytes) in written.files {
+            if bytes > 0 {
+                println!("devhost: wrote {} ({bytes} bytes)", path.display());
+            } else {
+                println!("devhost: wrote {}", path.display());
+            }
+        }
+        return Ok(());
+    }
     let mut provided = config::variables::provided_from_env(std::env::vars());
     for flag in &args.variables {
         let (name, value) = config::variables::parse_flag(flag)?;
@@ -87,5 +108,9 @@ fn load(
     provided: BTreeMap<String, String>,
     kv_path: &std::path::Path,
 ) -> Result<app::App> {
-    app::App::load(&args.manifest, provided, kv_path)
+    let runtime_config = match &args.runtime_config_file {
+        Some(path) => config::runtime_config::RuntimeConfig::load(path)?,
+        None => Default::default(),
+    };
+    app::App::load(&args.manifest, provided, &runtime_config, kv_path)
 }

@@ -1,6 +1,7 @@
-//! Spin's key-value store (`fermyon:spin/key-value@2.0.0`) on one SQLite file, so state
-//! survives requests and devhost restarts like Spin's default local store.
+//! Spin's local key-value store (runtime-config type `spin`): one SQLite file, so state
+//! survives requests and devhost restarts. One file may hold several stores (by label).
 
+use super::Store;
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
@@ -8,11 +9,11 @@ use std::sync::{Arc, Mutex};
 
 /// The SQLite file shared by every request. Calls are short, so one mutex is enough.
 #[derive(Clone)]
-pub struct KvDatabase {
+pub struct SqliteDatabase {
     connection: Arc<Mutex<Connection>>,
 }
 
-impl KvDatabase {
+impl SqliteDatabase {
     pub fn open(path: &Path) -> Result<Self> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -28,7 +29,7 @@ impl KvDatabase {
                  PRIMARY KEY (store, key)
              );",
         )?;
-        Ok(KvDatabase {
+        Ok(SqliteDatabase {
             connection: Arc::new(Mutex::new(connection)),
         })
     }
@@ -77,6 +78,14 @@ impl KvDatabase {
         self.get(store, key).map(|v| v.is_some())
     }
 
+    /// One store (label) of this file.
+    pub fn store(&self, label: &str) -> SqliteStore {
+        SqliteStore {
+            database: self.clone(),
+            label: label.to_string(),
+        }
+    }
+
     pub fn keys(&self, store: &str) -> Result<Vec<String>, String> {
         self.with(|c| {
             let mut statement =
@@ -84,6 +93,34 @@ impl KvDatabase {
             let rows = statement.query_map(params![store], |row| row.get(0))?;
             rows.collect()
         })
+    }
+}
+
+/// A store of a SQLite file, as the host sees it.
+pub struct SqliteStore {
+    database: SqliteDatabase,
+    label: String,
+}
+
+impl Store for SqliteStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+        self.database.get(&self.label, key)
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+        self.database.set(&self.label, key, value)
+    }
+
+    fn delete(&self, key: &str) -> Result<(), String> {
+        self.database.delete(&self.label, key)
+    }
+
+    fn exists(&self, key: &str) -> Result<bool, String> {
+        self.database.exists(&self.label, key)
+    }
+
+    fn keys(&self) -> Result<Vec<String>, String> {
+        self.database.keys(&self.label)
     }
 }
 
@@ -96,12 +133,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kv/db.sqlite");
         {
-            let db = KvDatabase::open(&path).unwrap();
+            let db = SqliteDatabase::open(&path).unwrap();
             db.set("default", "a", b"1").unwrap();
             db.set("default", "a", b"2").unwrap();
             db.set("other", "a", b"x").unwrap();
         }
-        let db = KvDatabase::open(&path).unwrap();
+        let db = SqliteDatabase::open(&path).unwrap();
         assert_eq!(db.get("default", "a").unwrap(), Some(b"2".to_vec()));
         assert_eq!(db.get("other", "a").unwrap(), Some(b"x".to_vec()));
         assert_eq!(db.keys("default").unwrap(), vec!["a".to_string()]);
