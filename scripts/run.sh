@@ -1,11 +1,39 @@
 #!/usr/bin/env bash
-# One command: install, build, and run kg-agent on devhost (http://127.0.0.1:3000) against
-# devgraph (a Neo4j Query API server on http://127.0.0.1:7474 with the demo dataset).
-# Extra arguments go to devhost, e.g. --listen 127.0.0.1:8080 or --variable llm_model=...
+# One command: install, build, and run kg-agent on http://127.0.0.1:3000 against devgraph
+# (a Neo4j Query API server on http://127.0.0.1:7474 with the demo dataset).
+# The host is real Spin (`spin up`) when a Spin CLI is found (SPIN_BIN or PATH), devhost
+# otherwise; KG_HOST=devhost|spin forces one. Extra arguments go to the host, e.g.
+# --listen 127.0.0.1:8080, --variable llm_model=... or --runtime-config-file runtime-config/redis.toml
 # To use a real Neo4j instead: KG_NEO4J_ORIGIN=https://... KG_NEO4J_PASSWORD=... scripts/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+
+host=${KG_HOST:-}
+spin=$(scripts/find-spin.sh)
+if [ -z "$host" ]; then
+  if [ -n "$spin" ]; then host=spin; else host=devhost; fi
+fi
+case "$host" in
+  spin)
+    if [ -z "$spin" ]; then
+      echo "run: KG_HOST=spin but no Spin CLI found (install it: https://spinframework.dev/install, or set SPIN_BIN)" >&2
+      exit 1
+    fi
+    echo "run: host: real Spin ($spin, $("$spin" --version))" >&2
+    ;;
+  devhost)
+    if [ -n "$spin" ]; then
+      echo "run: host: devhost (chosen by KG_HOST; Spin is at $spin)" >&2
+    else
+      echo "run: host: devhost (no Spin CLI found; install Spin to run on it: https://spinframework.dev/install)" >&2
+    fi
+    ;;
+  *)
+    echo "run: KG_HOST must be spin or devhost, not $host" >&2
+    exit 1
+    ;;
+esac
 
 origin=${KG_NEO4J_ORIGIN:-}
 password=${KG_NEO4J_PASSWORD:-devgraph}
@@ -22,5 +50,11 @@ fi
 
 echo "kg-agent: try  curl -s http://127.0.0.1:3000/health" >&2
 echo "          and  curl -s -X POST -d '{\"label\":\"PurchaseOrder\"}' http://127.0.0.1:3000/tools/get_node_statistics" >&2
-target/release/devhost --manifest spin.toml \
-  --variable "neo4j_origin=$origin" --variable "neo4j_password=$password" "$@"
+variables=(--variable "neo4j_origin=$origin" --variable "neo4j_password=$password")
+if [ "$host" = spin ]; then
+  listen=(--listen 127.0.0.1:3000)
+  for arg in "$@"; do [ "$arg" = --listen ] && listen=(); done
+  "$spin" up --from spin.toml "${listen[@]}" "${variables[@]}" "$@"
+else
+  target/release/devhost --manifest spin.toml "${variables[@]}" "$@"
+fi

@@ -6,7 +6,7 @@
 //! stack: HTTP in and out, the component instance, WIT, JSON, the tool's own logic.
 //! Run: `cargo bench -p kg-e2e --bench query_tools_latency` (after scripts/setup.sh).
 
-use kg_e2e::{Devgraph, Devhost, GRAPH_PASSWORD, workspace};
+use kg_e2e::{AppHost, Devgraph, GRAPH_PASSWORD, app_manifest};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,8 +32,8 @@ async fn main() -> anyhow::Result<()> {
     )
     .await?;
     let dir = tempfile::tempdir()?;
-    let host = Devhost::start(
-        &workspace().join("spin.toml"),
+    let host = AppHost::start(
+        &app_manifest(),
         &dir.path().join("kv.db"),
         &[
             ("neo4j_origin", proxy),

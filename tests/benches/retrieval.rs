@@ -3,7 +3,7 @@
 //! graph writes), then 200 `POST /search` queries per mode (hybrid, vector only, BM25 only).
 //! Run: `cargo bench -p kg-e2e --bench retrieval` (after scripts/setup.sh).
 
-use kg_e2e::{Devgraph, Devhost, embedding_stub, workspace};
+use kg_e2e::{AppHost, Devgraph, app_manifest, embedding_stub};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -80,12 +80,7 @@ async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let mut variables = graph.variables();
     variables.push(("llm_origin", stub.uri()));
-    let host = Devhost::start(
-        &workspace().join("spin.toml"),
-        &dir.path().join("kv.db"),
-        &variables,
-    )
-    .await?;
+    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables).await?;
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
 
     // Paragraphs of ~40 words (~300 characters) with max_chars 400: one chunk each.

@@ -5,7 +5,7 @@
 //! the `cjk` analyzer (devgraph: Grafeo's CJK bigram tokenizer).
 //! Run: `cargo bench -p kg-e2e --bench retrieval_quality` (after scripts/setup.sh).
 
-use kg_e2e::{Devgraph, Devhost, embedding_stub, workspace};
+use kg_e2e::{AppHost, Devgraph, app_manifest, embedding_stub, workspace};
 use serde_json::{Value, json};
 
 const CUTOFF: usize = 5;
@@ -23,12 +23,7 @@ async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let mut variables = graph.variables();
     variables.push(("llm_origin", stub.uri()));
-    let host = Devhost::start(
-        &workspace().join("spin.toml"),
-        &dir.path().join("kv.db"),
-        &variables,
-    )
-    .await?;
+    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables).await?;
 
     for d in &documents {
         let (status, r) = host

@@ -1,15 +1,21 @@
-//! Harness for end-to-end tests: starts `target/release/devhost` on a manifest, finds its
-//! address from its startup line, and stops it on drop.
+//! Harness for end-to-end tests: starts the application on the host chosen at run time
+//! (`KG_E2E_HOST=devhost|spin`, see `host`), devgraph beside it, and Redis where a test
+//! shares state between instances; each finds its address from its startup line and stops
+//! on drop.
 
 pub mod embedding_stub;
+mod host;
 pub mod llm_stub;
+mod process;
+pub mod redis;
 
-use anyhow::{Context, Result, bail};
+pub use host::{AppHost, HostKind, KeyValue, check, devhost_binary, spin_binary};
+use process::listening_url;
+
+use anyhow::{Context, Result};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 /// The workspace root (this crate lives in `tests/`).
@@ -20,109 +26,72 @@ pub fn workspace() -> PathBuf {
         .to_path_buf()
 }
 
-pub fn devhost_binary() -> PathBuf {
-    std::env::var_os("DEVHOST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("target/release/devhost"))
+/// The manifest this run serves: `KG_E2E_MANIFEST` (a path, relative to the workspace,
+/// e.g. `dist/spin.toml` for the pre-composed build), else the project's `spin.toml`.
+pub fn app_manifest() -> PathBuf {
+    match std::env::var_os("KG_E2E_MANIFEST").filter(|p| !p.is_empty()) {
+        Some(path) => workspace().join(path),
+        None => workspace().join("spin.toml"),
+    }
 }
 
-/// The project's spin.toml, rewritten with absolute paths so a copy works from anywhere;
+/// Whether this run serves a pre-composed manifest (no dependencies table), where tests
+/// about dependency capability grants do not apply.
+pub fn manifest_is_composed() -> bool {
+    std::fs::read_to_string(app_manifest())
+        .map(|text| !text.contains(".dependencies]"))
+        .unwrap_or(false)
+}
+
+/// The folder of the served manifest (the catalog mount lives there).
+pub fn app_dir() -> PathBuf {
+    app_manifest()
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(workspace)
+}
+
+/// This run's manifest, rewritten with absolute paths so a copy works from anywhere;
 /// `edit` may change it further (e.g. allowed hosts or inheritance) for a test.
 pub fn manifest_variant(dir: &Path, edit: impl FnOnce(String) -> String) -> Result<PathBuf> {
-    let text = std::fs::read_to_string(workspace().join("spin.toml"))?;
-    let target = workspace().join("target");
-    let text = text.replace("\"target/", &format!("\"{}/", target.display()));
-    let catalog = workspace().join("catalog");
-    let text = text.replace(
-        "source = \"catalog\"",
-        &format!("source = \"{}\"", catalog.display()),
-    );
+    manifest_variant_of(&app_manifest(), dir, edit)
+}
+
+/// `manifest_variant` of a given manifest.
+pub fn manifest_variant_of(
+    manifest: &Path,
+    dir: &Path,
+    edit: impl FnOnce(String) -> String,
+) -> Result<PathBuf> {
+    let text = std::fs::read_to_string(manifest)?;
+    let base = manifest.parent().context("a manifest has a folder")?;
+    let text = absolute_paths(&text, base);
     let path = dir.join("spin.toml");
     std::fs::write(&path, edit(text))?;
     Ok(path)
 }
 
-pub struct Devhost {
-    pub url: String,
-    child: Child,
-}
-
-impl Devhost {
-    /// Starts devhost and waits for its "listening on" line (compiling six components can
-    /// take a few seconds).
-    pub async fn start(
-        manifest: &Path,
-        kv_path: &Path,
-        variables: &[(&str, String)],
-    ) -> Result<Devhost> {
-        let mut command = Command::new(devhost_binary());
-        command
-            .arg("--manifest")
-            .arg(manifest)
-            .arg("--listen")
-            .arg("127.0.0.1:0")
-            .arg("--kv-path")
-            .arg(kv_path)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true);
-        for (name, value) in variables {
-            command.arg("--variable").arg(format!("{name}={value}"));
+/// Every relative `source = "…"` and `path = "…"` made absolute against `base`.
+fn absolute_paths(text: &str, base: &Path) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let next = ["source = \"", "path = \""]
+            .iter()
+            .filter_map(|key| rest.find(key).map(|at| (at, key.len())))
+            .min();
+        let Some((at, len)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        let value_start = at + len;
+        out.push_str(&rest[..value_start]);
+        rest = &rest[value_start..];
+        if !rest.starts_with('/') {
+            out.push_str(&base.display().to_string());
+            out.push('/');
         }
-        let mut child = command.spawn().with_context(|| {
-            format!(
-                "starting {} (run scripts/setup.sh first)",
-                devhost_binary().display()
-            )
-        })?;
-        let url = listening_url(&mut child, "devhost").await?;
-        Ok(Devhost { url, child })
     }
-
-    pub async fn stop(mut self) -> Result<()> {
-        self.child.kill().await?;
-        Ok(())
-    }
-
-    pub async fn get(&self, path: &str) -> Result<(u16, Value)> {
-        let response = reqwest::get(format!("{}{path}", self.url)).await?;
-        decode(response).await
-    }
-
-    pub async fn send(&self, method: &str, path: &str, body: &str) -> Result<(u16, Value)> {
-        let method = reqwest::Method::from_bytes(method.as_bytes())?;
-        let response = reqwest::Client::new()
-            .request(method, format!("{}{path}", self.url))
-            .header("content-type", "application/json")
-            .body(body.to_string())
-            .send()
-            .await?;
-        decode(response).await
-    }
-}
-
-async fn decode(response: reqwest::Response) -> Result<(u16, Value)> {
-    let status = response.status().as_u16();
-    let text = response.text().await?;
-    let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    Ok((status, json))
-}
-
-/// Runs `devhost --check` on a manifest: Ok(stdout) or Err(stderr).
-pub async fn check(manifest: &Path) -> Result<std::result::Result<String, String>> {
-    let output = Command::new(devhost_binary())
-        .arg("--check")
-        .arg("--manifest")
-        .arg(manifest)
-        .output()
-        .await?;
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    Ok(if output.status.success() {
-        Ok(stdout)
-    } else {
-        Err(stderr)
-    })
 }
 
 /// A server that answers nothing useful but records every request: proves that a request
@@ -166,7 +135,7 @@ impl Devgraph {
             .with_context(|| {
                 format!("starting {} (run scripts/setup.sh first)", binary.display())
             })?;
-        let url = listening_url(&mut child, "devgraph").await?;
+        let url = listening_url(&mut child, "devgraph", "listening on ").await?;
         Ok(Devgraph { url, child })
     }
 
@@ -208,34 +177,11 @@ impl Devgraph {
     }
 }
 
-/// Reads a child's stdout until its "listening on http://…" line; keeps draining after.
-async fn listening_url(child: &mut Child, what: &str) -> Result<String> {
-    let stdout = child.stdout.take().context("child stdout")?;
-    let mut lines = BufReader::new(stdout).lines();
-    let url = tokio::time::timeout(Duration::from_secs(120), async {
-        while let Some(line) = lines.next_line().await? {
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                return Ok(rest
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or_default()
-                    .to_string());
-            }
-        }
-        bail!("{what} exited before listening")
-    })
-    .await
-    .with_context(|| format!("{what} did not start within 120 s"))??;
-    // Keep draining stdout so the child never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    Ok(url)
-}
-
-/// The whole application as users run it: devgraph with the demo data, and devhost serving
+/// The whole application as users run it: devgraph with the demo data, and the chosen host serving
 /// the project's spin.toml pointed at it, with a private KV file.
 pub struct Stack {
     pub graph: Devgraph,
-    pub host: Devhost,
+    pub host: AppHost,
     pub dir: tempfile::TempDir,
 }
 
@@ -246,20 +192,15 @@ impl Stack {
         let dir = tempfile::tempdir()?;
         let mut variables: Vec<(&str, String)> = graph.variables();
         variables.extend(extra.iter().cloned());
-        let host = Devhost::start(
-            &workspace().join("spin.toml"),
-            &dir.path().join("kv.db"),
-            &variables,
-        )
-        .await?;
+        let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables).await?;
         Ok(Stack { graph, host, dir })
     }
 
     pub async fn start() -> Result<Stack> {
         let graph = Devgraph::start().await?;
         let dir = tempfile::tempdir()?;
-        let host = Devhost::start(
-            &workspace().join("spin.toml"),
+        let host = AppHost::start(
+            &app_manifest(),
             &dir.path().join("kv.db"),
             &graph.variables(),
         )

@@ -2,11 +2,11 @@
 //! API → devgraph, asserting on the graph's state before and after, for every demo action
 //! and every failure reason.
 
-use kg_e2e::{Devhost, Stack};
+use kg_e2e::{AppHost, Stack};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
-async fn post(host: &Devhost, path: &str, body: Value) -> (u16, Value) {
+async fn post(host: &AppHost, path: &str, body: Value) -> (u16, Value) {
     host.send("POST", path, &body.to_string()).await.unwrap()
 }
 
@@ -744,14 +744,14 @@ async fn the_catalog_comes_from_the_files_mount() {
     let cut = full.match_indices("[[actions]]").nth(1).unwrap().0;
     std::fs::write(mounted.join("actions.toml"), &full[..cut]).unwrap();
     let manifest = kg_e2e::manifest_variant(dir.path(), |text| {
-        let workspace_catalog = kg_e2e::workspace().join("catalog");
+        let workspace_catalog = kg_e2e::app_dir().join("catalog");
         text.replace(
             &format!("source = \"{}\"", workspace_catalog.display()),
             &format!("source = \"{}\"", mounted.display()),
         )
     })
     .unwrap();
-    let host = Devhost::start(&manifest, &dir.path().join("kv.db"), &graph.variables())
+    let host = AppHost::start(&manifest, &dir.path().join("kv.db"), &graph.variables())
         .await
         .unwrap();
     let (_, list) = host.get("/actions").await.unwrap();

@@ -1,17 +1,13 @@
 //! The dispatcher's error contract over real HTTP: JSON errors with a stable code for
 //! unknown routes, wrong methods, malformed bodies, and behaviour not built yet.
 
-use kg_e2e::{Devhost, workspace};
+use kg_e2e::{AppHost, app_manifest};
 
-async fn start() -> (Devhost, tempfile::TempDir) {
+async fn start() -> (AppHost, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let host = Devhost::start(
-        &workspace().join("spin.toml"),
-        &dir.path().join("kv.db"),
-        &[],
-    )
-    .await
-    .unwrap();
+    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &[])
+        .await
+        .unwrap();
     (host, dir)
 }
 

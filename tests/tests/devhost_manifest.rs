@@ -1,6 +1,12 @@
 //! devhost refuses applications Spin would refuse, with a message naming the problem.
 
-use kg_e2e::{check, manifest_variant};
+use kg_e2e::{check, workspace};
+use std::path::{Path, PathBuf};
+
+/// devhost's own checks always start from the project's manifest, whatever this run serves.
+fn manifest_variant(dir: &Path, edit: impl FnOnce(String) -> String) -> anyhow::Result<PathBuf> {
+    kg_e2e::manifest_variant_of(&workspace().join("spin.toml"), dir, edit)
+}
 
 #[tokio::test]
 async fn the_project_manifest_loads() {

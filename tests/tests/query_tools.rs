@@ -2,10 +2,10 @@
 //! asserting on the demo data's actual values; and the schema fallback on a graph that
 //! has no ontology.
 
-use kg_e2e::{Devgraph, Devhost, Stack, workspace};
+use kg_e2e::{AppHost, Devgraph, Stack, app_manifest};
 use serde_json::{Value, json};
 
-async fn call(host: &Devhost, tool: &str, args: Value) -> (u16, Value) {
+async fn call(host: &AppHost, tool: &str, args: Value) -> (u16, Value) {
     host.send("POST", &format!("/tools/{tool}"), &args.to_string())
         .await
         .unwrap()
@@ -193,8 +193,8 @@ async fn without_an_ontology_the_tools_fall_back_to_the_schema() {
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let host = Devhost::start(
-        &workspace().join("spin.toml"),
+    let host = AppHost::start(
+        &app_manifest(),
         &dir.path().join("kv.db"),
         &graph.variables(),
     )

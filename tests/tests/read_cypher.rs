@@ -2,17 +2,17 @@
 //! on values read straight from devgraph; devgraph's EXPLAIN answer; the result byte cap;
 //! and the per-request deadline.
 
-use kg_e2e::{Devgraph, Devhost, GRAPH_PASSWORD, Stack, workspace};
+use kg_e2e::{AppHost, Devgraph, GRAPH_PASSWORD, Stack, app_manifest};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-async fn call(host: &Devhost, tool: &str, args: Value) -> (u16, Value) {
+async fn call(host: &AppHost, tool: &str, args: Value) -> (u16, Value) {
     host.send("POST", &format!("/tools/{tool}"), &args.to_string())
         .await
         .unwrap()
 }
 
-async fn cypher(host: &Devhost, args: Value) -> (u16, Value) {
+async fn cypher(host: &AppHost, args: Value) -> (u16, Value) {
     call(host, "run_read_cypher", args).await
 }
 
@@ -287,13 +287,9 @@ async fn a_slow_query_meets_the_deadline() {
     let dir = tempfile::tempdir().unwrap();
     let mut variables = stack.graph.variables();
     variables.push(("neo4j_query_timeout_ms", "300".to_string()));
-    let host = Devhost::start(
-        &workspace().join("spin.toml"),
-        &dir.path().join("kv.db"),
-        &variables,
-    )
-    .await
-    .unwrap();
+    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables)
+        .await
+        .unwrap();
     let slow = "MATCH (a:LineItem), (b:LineItem), (c:LineItem) RETURN count(*) AS n";
     let started = Instant::now();
     let (status, e) = cypher(&host, json!({"query": slow})).await;
@@ -319,8 +315,8 @@ async fn describe_class_without_an_ontology_reads_the_data() {
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let host = Devhost::start(
-        &workspace().join("spin.toml"),
+    let host = AppHost::start(
+        &app_manifest(),
         &dir.path().join("kv.db"),
         &graph.variables(),
     )

@@ -2,7 +2,7 @@
 //! deterministic embeddings stub: ingest, re-ingest, list, delete, hybrid scores and ranks,
 //! filters, and each degradation path.
 
-use kg_e2e::{Devgraph, Devhost, Stack, embedding_stub, workspace};
+use kg_e2e::{AppHost, Devgraph, Stack, app_manifest, embedding_stub};
 use serde_json::{Value, json};
 
 /// An empty graph and devhost pointed at it and at `llm_origin`.
@@ -16,17 +16,13 @@ async fn stack_on(graph: Devgraph, llm_origin: &str) -> Stack {
     variables.push(("llm_origin", llm_origin.to_string()));
     variables.push(("llm_base_path", "/v1".to_string()));
     variables.push(("embedding_model", "stub-embedding".to_string()));
-    let host = Devhost::start(
-        &workspace().join("spin.toml"),
-        &dir.path().join("kv.db"),
-        &variables,
-    )
-    .await
-    .unwrap();
+    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables)
+        .await
+        .unwrap();
     Stack { graph, host, dir }
 }
 
-async fn post(host: &Devhost, path: &str, body: Value) -> (u16, Value) {
+async fn post(host: &AppHost, path: &str, body: Value) -> (u16, Value) {
     host.send("POST", path, &body.to_string()).await.unwrap()
 }
 
@@ -37,7 +33,7 @@ const WAREHOUSE: &str = "The warehouse receives deliveries from eight to four. G
 checked against the delivery note and stored by product group.";
 const TRAVEL: &str = "差旅报销需要在出差结束后十个工作日内提交，并附上发票和行程单。";
 
-async fn ingest_corpus(host: &Devhost) {
+async fn ingest_corpus(host: &AppHost) {
     for (id, text, kind, meta) in [
         (
             "orders",

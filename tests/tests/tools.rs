@@ -1,11 +1,11 @@
 //! The first tool end to end: HTTP → dispatcher → query-tools (WIT) → Neo4j Query API →
 //! devgraph, asserting on the demo data's true counts.
 
-use kg_e2e::{Devgraph, Devhost, GRAPH_PASSWORD, Stack, workspace};
+use kg_e2e::{AppHost, Devgraph, GRAPH_PASSWORD, Stack, app_manifest};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-async fn stack() -> (Devgraph, Devhost, tempfile::TempDir) {
+async fn stack() -> (Devgraph, AppHost, tempfile::TempDir) {
     let Stack { graph, host, dir } = Stack::start().await.unwrap();
     (graph, host, dir)
 }
@@ -182,13 +182,9 @@ async fn graph_down_is_a_quick_503_not_a_hang() {
         ("neo4j_origin", "http://127.0.0.1:9".to_string()),
         ("neo4j_password", GRAPH_PASSWORD.to_string()),
     ];
-    let host = Devhost::start(
-        &workspace().join("spin.toml"),
-        &dir.path().join("kv.db"),
-        &vars,
-    )
-    .await
-    .unwrap();
+    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &vars)
+        .await
+        .unwrap();
     let started = Instant::now();
     let (status, error) = host
         .send("POST", "/tools/get_node_statistics", "{}")

@@ -1,0 +1,222 @@
+//! The application's host, chosen at run time: `KG_E2E_HOST=devhost` (the default) runs
+//! `target/release/devhost`, `KG_E2E_HOST=spin` runs `spin up` (the binary in `SPIN_BIN`,
+//! else `spin` on PATH) on the very same manifest and `.wasm` files. Both get the same
+//! Spin runtime-config file for their key-value store, so a test states its state once.
+
+use crate::process::listening_url;
+use crate::workspace;
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use tokio::process::{Child, Command};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostKind {
+    Devhost,
+    Spin,
+}
+
+impl HostKind {
+    /// The host of this test run, from `KG_E2E_HOST`. An unknown value or `spin` without a
+    /// Spin binary panics: a test run never silently falls back to another host.
+    pub fn from_env() -> HostKind {
+        match std::env::var("KG_E2E_HOST").as_deref() {
+            Err(_) | Ok("") | Ok("devhost") => HostKind::Devhost,
+            Ok("spin") => {
+                if spin_binary().is_none() {
+                    panic!("KG_E2E_HOST=spin but no Spin binary: set SPIN_BIN or put spin on PATH");
+                }
+                HostKind::Spin
+            }
+            Ok(other) => panic!("KG_E2E_HOST must be `devhost` or `spin`, not `{other}`"),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HostKind::Devhost => "devhost",
+            HostKind::Spin => "spin",
+        }
+    }
+}
+
+pub fn devhost_binary() -> PathBuf {
+    std::env::var_os("DEVHOST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target/release/devhost"))
+}
+
+/// `SPIN_BIN`, else the first `spin` on PATH.
+pub fn spin_binary() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("SPIN_BIN").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(path));
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join("spin"))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Where the application's `default` key-value store lives.
+#[derive(Debug, Clone)]
+pub enum KeyValue {
+    /// Spin's local store: a SQLite file private to the test.
+    File(PathBuf),
+    /// A Redis shared by every instance pointed at it.
+    Redis(String),
+}
+
+impl KeyValue {
+    /// The Spin runtime-config file that says so (read by Spin and devhost alike).
+    fn runtime_config(&self) -> String {
+        match self {
+            KeyValue::File(path) => format!(
+                "[key_value_store.default]\ntype = \"spin\"\npath = {}\n",
+                toml_string(&path.display().to_string())
+            ),
+            KeyValue::Redis(url) => format!(
+                "[key_value_store.default]\ntype = \"redis\"\nurl = {}\n",
+                toml_string(url)
+            ),
+        }
+    }
+}
+
+fn toml_string(text: &str) -> String {
+    serde_json::Value::String(text.to_string()).to_string()
+}
+
+/// A running instance of the application.
+pub struct AppHost {
+    pub url: String,
+    pub kind: HostKind,
+    child: Child,
+    /// Spin's logs and the runtime-config file live here until the host stops.
+    _state: tempfile::TempDir,
+}
+
+impl AppHost {
+    /// On this run's host, with a private key-value file at `kv_path`.
+    pub async fn start(
+        manifest: &Path,
+        kv_path: &Path,
+        variables: &[(&str, String)],
+    ) -> Result<AppHost> {
+        Self::start_on(
+            HostKind::from_env(),
+            manifest,
+            &KeyValue::File(kv_path.to_path_buf()),
+            variables,
+        )
+        .await
+    }
+
+    /// On a given host with a given store (two-instance tests mix hosts on one Redis).
+    pub async fn start_on(
+        kind: HostKind,
+        manifest: &Path,
+        kv: &KeyValue,
+        variables: &[(&str, String)],
+    ) -> Result<AppHost> {
+        let state = tempfile::tempdir()?;
+        let runtime_config = state.path().join("runtime-config.toml");
+        std::fs::write(&runtime_config, kv.runtime_config())?;
+        let mut command = match kind {
+            HostKind::Devhost => {
+                let mut command = Command::new(devhost_binary());
+                command.arg("--manifest").arg(manifest);
+                command
+            }
+            HostKind::Spin => {
+                let binary = spin_binary().context("no Spin binary (SPIN_BIN or PATH)")?;
+                let mut command = Command::new(binary);
+                command
+                    .arg("up")
+                    .arg("--from")
+                    .arg(manifest)
+                    .arg("--log-dir")
+                    .arg(state.path().join("logs"))
+                    // Spin's own state (`.spin/` beside the manifest by default) stays
+                    // private to the test.
+                    .arg("--state-dir")
+                    .arg(state.path().join("state"))
+                    .env("RUST_LOG", "spin=warn");
+                command
+            }
+        };
+        command
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .arg("--runtime-config-file")
+            .arg(&runtime_config)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        for (name, value) in variables {
+            command.arg("--variable").arg(format!("{name}={value}"));
+        }
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("starting {} (run scripts/setup.sh first)", kind.name()))?;
+        let marker = match kind {
+            HostKind::Devhost => "listening on ",
+            HostKind::Spin => "Serving ",
+        };
+        let url = listening_url(&mut child, kind.name(), marker).await?;
+        Ok(AppHost {
+            url,
+            kind,
+            child,
+            _state: state,
+        })
+    }
+
+    pub async fn stop(mut self) -> Result<()> {
+        self.child.kill().await?;
+        Ok(())
+    }
+
+    pub async fn get(&self, path: &str) -> Result<(u16, Value)> {
+        let response = reqwest::get(format!("{}{path}", self.url)).await?;
+        decode(response).await
+    }
+
+    pub async fn send(&self, method: &str, path: &str, body: &str) -> Result<(u16, Value)> {
+        let method = reqwest::Method::from_bytes(method.as_bytes())?;
+        let response = reqwest::Client::new()
+            .request(method, format!("{}{path}", self.url))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await?;
+        decode(response).await
+    }
+}
+
+async fn decode(response: reqwest::Response) -> Result<(u16, Value)> {
+    let status = response.status().as_u16();
+    let text = response.text().await?;
+    let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    Ok((status, json))
+}
+
+/// Runs `devhost --check` on a manifest: Ok(stdout) or Err(stderr). devhost only: it tests
+/// devhost's own manifest handling.
+pub async fn check(manifest: &Path) -> Result<std::result::Result<String, String>> {
+    let output = Command::new(devhost_binary())
+        .arg("--check")
+        .arg("--manifest")
+        .arg(manifest)
+        .output()
+        .await?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if !output.status.success() && stderr.is_empty() {
+        bail!("devhost --check failed without a message");
+    }
+    Ok(if output.status.success() {
+        Ok(stdout)
+    } else {
+        Err(stderr)
+    })
+}
