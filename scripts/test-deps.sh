@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Servers the end-to-end tests start themselves: Debian's redis-server (the shared
-# key-value store of the scale-out tests). Installed with apt-get when missing and allowed.
+# key-value store of the scale-out tests, required) and docker-registry (an OCI registry
+# for the `spin registry push` test, which says SKIPPED without it). Installed with
+# apt-get when missing and allowed.
 set -euo pipefail
-if command -v redis-server >/dev/null; then
+missing=()
+command -v redis-server >/dev/null || missing+=(redis-server)
+[ -x /usr/bin/docker-registry ] || missing+=(docker-registry)
+if [ ${#missing[@]} = 0 ]; then
   exit 0
 fi
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "test-deps: installing redis-server (apt-get)" >&2
+  echo "test-deps: installing ${missing[*]} (apt-get)" >&2
   apt-get update -qq >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >&2
-else
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+elif ! command -v redis-server >/dev/null; then
   echo "test-deps: redis-server is missing; install it (Debian/Ubuntu: apt-get install redis-server; macOS: brew install redis)" >&2
   exit 1
 fi

@@ -23,6 +23,10 @@ if [ -n "$spin" ]; then
   SPIN_BIN=$spin KG_E2E_HOST=spin KG_E2E_MANIFEST=dist/spin.toml \
     cargo test --release --workspace --test '*'
 else
+  if [ "${KG_REQUIRE_SPIN:-}" = 1 ]; then
+    echo "test: KG_REQUIRE_SPIN=1 but no spin binary (SPIN_BIN or PATH)" >&2
+    exit 1
+  fi
   echo "" >&2
   echo "################################################################################" >&2
   echo "## SKIPPED: no spin binary (set SPIN_BIN or put spin on PATH): the end-to-end" >&2

@@ -176,6 +176,15 @@ impl AppHost {
         Ok(())
     }
 
+    /// The host process's resident memory, from /proc (Linux), in KiB.
+    pub fn rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()?)).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    }
+
     pub async fn get(&self, path: &str) -> Result<(u16, Value)> {
         let response = reqwest::get(format!("{}{path}", self.url)).await?;
         decode(response).await

@@ -1,0 +1,133 @@
+//! The SpinKube path on one machine: `spin registry push` of the served app to an OCI
+//! registry (Debian's `docker-registry`, the CNCF Distribution registry) on 127.0.0.1,
+//! then `spin up --from <reference>` serving it. Needs a Spin binary and the registry;
+//! without either it says SKIPPED loudly and passes (the README's test command prints
+//! which passes ran).
+
+use kg_e2e::{Devgraph, app_manifest, spin_binary};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+const REGISTRY_BINARY: &str = "/usr/bin/docker-registry";
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_app_pushed_to_an_oci_registry_runs_with_spin_up_from_the_reference() {
+    let Some(spin) = spin_binary() else {
+        eprintln!("SKIPPED: no spin binary: spin registry push / spin up --from not tested");
+        return;
+    };
+    if !std::path::Path::new(REGISTRY_BINARY).exists() {
+        eprintln!("SKIPPED: no {REGISTRY_BINARY} (apt-get install docker-registry)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let config = dir.path().join("registry.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
+            dir.path().join("storage").display()
+        ),
+    )
+    .unwrap();
+    let _registry = Command::new(REGISTRY_BINARY)
+        .arg("serve")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let registry = format!("127.0.0.1:{port}");
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(&registry).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let reference = format!("{registry}/kg-agent:e2e");
+    let pushed = Command::new(&spin)
+        .args(["registry", "push", "--insecure", "--from"])
+        .arg(app_manifest())
+        .arg(&reference)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        pushed.status.success(),
+        "spin registry push failed: {}{}",
+        String::from_utf8_lossy(&pushed.stdout),
+        String::from_utf8_lossy(&pushed.stderr)
+    );
+
+    let graph = Devgraph::start().await.unwrap();
+    let mut command = Command::new(&spin);
+    command
+        .args([
+            "up",
+            "--insecure",
+            "--from",
+            &reference,
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .arg("--log-dir")
+        .arg(dir.path().join("logs"))
+        .arg("--runtime-config-file")
+        .arg({
+            let path = dir.path().join("runtime-config.toml");
+            std::fs::write(
+                &path,
+                format!(
+                    "[key_value_store.default]\ntype = \"spin\"\npath = \"{}\"\n",
+                    dir.path().join("kv.db").display()
+                ),
+            )
+            .unwrap();
+            path
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    for (name, value) in graph.variables() {
+        command.arg("--variable").arg(format!("{name}={value}"));
+    }
+    let mut app = command.spawn().unwrap();
+    let mut lines = BufReader::new(app.stdout.take().unwrap()).lines();
+    let url = tokio::time::timeout(Duration::from_secs(120), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(rest) = line.split("Serving ").nth(1) {
+                return rest.trim().to_string();
+            }
+        }
+        panic!("spin up --from {reference} exited before serving");
+    })
+    .await
+    .unwrap();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+
+    let response = reqwest::get(format!("{url}/health")).await.unwrap();
+    let status = response.status().as_u16();
+    let health: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(status, 200, "{health}");
+    assert_eq!(health["status"], "ok");
+    // The catalog travelled with the app (the files mount is part of the artefact).
+    assert!(
+        health.to_string().contains("from /catalog/actions.toml"),
+        "{health}"
+    );
+    app.kill().await.unwrap();
+}
