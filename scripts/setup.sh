@@ -12,7 +12,12 @@ fi
 rustup toolchain install "$channel" --profile minimal \
   --component rustfmt --component clippy --target wasm32-wasip2 >&2
 
+# The web app first: components/web embeds web/dist (its build fails without it).
+echo "setup: building the web app (web/: npm ci && npm run build)" >&2
+(cd web && npm ci --no-audit --no-fund >&2 && npm run build >&2)
+
 echo "setup: building the components (wasm32-wasip2), devhost and devgraph" >&2
 cargo build --release --target wasm32-wasip2 \
-  -p kg-dispatcher -p kg-router -p kg-query-tools -p kg-action-executor -p kg-retriever -p kg-summariser
+  -p kg-dispatcher -p kg-router -p kg-query-tools -p kg-action-executor -p kg-retriever -p kg-summariser \
+  -p kg-web
 cargo build --release -p devhost -p devgraph

@@ -1,0 +1,100 @@
+// The API client: every call carries the key as `Authorization: Bearer …` (never in a URL);
+// failures become ApiError with the server's `code` when it sent one.
+import { readSse, type SseMessage } from './sse';
+
+let apiKey = '';
+const STORE = 'kg-agent.key';
+
+export function loadKey(): string {
+  try {
+    apiKey = sessionStorage.getItem(STORE) ?? '';
+  } catch {
+    apiKey = '';
+  }
+  return apiKey;
+}
+export function setKey(key: string, remember: boolean): void {
+  apiKey = key;
+  try {
+    if (remember && key) sessionStorage.setItem(STORE, key);
+    else sessionStorage.removeItem(STORE);
+  } catch {
+    /* storage disabled: the key stays in memory only */
+  }
+}
+export const hasKey = (): boolean => apiKey !== '';
+export const authHeaders = (): Record<string, string> => headers();
+
+export class ApiError extends Error {
+  constructor(
+    public status: number,
+    public code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function headers(extra: Record<string, string> = {}): Record<string, string> {
+  const h: Record<string, string> = { accept: 'application/json', ...extra };
+  if (apiKey) h.authorization = `Bearer ${apiKey}`;
+  return h;
+}
+
+async function failure(res: Response): Promise<ApiError> {
+  let code = `http_${res.status}`;
+  let message = res.statusText;
+  try {
+    const body: unknown = await res.json();
+    if (typeof body === 'object' && body !== null) {
+      const b = body as Record<string, unknown>;
+      const e = (typeof b.error === 'object' && b.error !== null ? b.error : b) as Record<string, unknown>;
+      if (typeof e.code === 'string') code = e.code;
+      else if (typeof b.error === 'string') code = b.error;
+      if (typeof e.message === 'string') message = e.message;
+    }
+  } catch {
+    /* not JSON */
+  }
+  return new ApiError(res.status, code, message);
+}
+
+export async function api<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers: headers(body === undefined ? {} : { 'content-type': 'application/json' }),
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
+  } catch (e) {
+    if (e instanceof DOMException && e.name === 'AbortError') throw e;
+    throw new ApiError(0, 'network', String(e));
+  }
+  if (!res.ok) throw await failure(res);
+  const text = await res.text();
+  return (text ? JSON.parse(text) : {}) as T;
+}
+
+/** POST /chat/stream: yields the SSE messages; throws ApiError before the stream opens. */
+export async function* chatStream(
+  body: { message: string; conversation_id?: string },
+  signal: AbortSignal,
+): AsyncGenerator<SseMessage> {
+  let res: Response;
+  try {
+    res = await fetch('/chat/stream', {
+      method: 'POST',
+      headers: headers({ 'content-type': 'application/json', accept: 'text/event-stream' }),
+      body: JSON.stringify(body),
+      signal,
+    });
+  } catch (e) {
+    if (e instanceof DOMException && e.name === 'AbortError') throw e;
+    throw new ApiError(0, 'network', String(e));
+  }
+  if (!res.ok) throw await failure(res);
+  if (!res.body) throw new ApiError(res.status, 'no_body', 'empty response');
+  yield* readSse(res.body);
+}

@@ -1,0 +1,813 @@
+import { render } from 'preact';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, ApiError, authHeaders, chatStream, loadKey, setKey } from './api';
+import { browserLang, errorText, strings, type Lang, type Strings } from './i18n';
+import { renderMarkdown } from './markdown';
+import { endOfStream, initialTurn, reduce, reportCounts, type GraphData, type TurnState } from './reducer';
+import './style.css';
+
+type Page = 'chat' | 'actions' | 'documents' | 'status';
+const PAGES: Page[] = ['chat', 'actions', 'documents', 'status'];
+
+function pageFromHash(): Page {
+  const p = location.hash.replace(/^#\/?/, '') as Page;
+  return PAGES.includes(p) ? p : 'chat';
+}
+
+function describe(t: Strings, e: unknown): string {
+  if (e instanceof ApiError) return errorText(t, e.status, e.code, e.message);
+  return String(e);
+}
+
+function App() {
+  const [lang, setLang] = useState<Lang>(() => (localStorage.getItem('kg-agent.lang') as Lang) || browserLang());
+  const [dark, setDark] = useState(() => {
+    const s = localStorage.getItem('kg-agent.theme');
+    return s ? s === 'dark' : matchMedia('(prefers-color-scheme: dark)').matches;
+  });
+  const [signedIn, setSignedIn] = useState(() => loadKey() !== '');
+  const [page, setPage] = useState<Page>(pageFromHash);
+  const t = strings[lang];
+
+  useEffect(() => {
+    const f = () => setPage(pageFromHash());
+    addEventListener('hashchange', f);
+    return () => removeEventListener('hashchange', f);
+  }, []);
+  useEffect(() => {
+    document.documentElement.lang = lang === 'zh' ? 'zh-CN' : 'en';
+    localStorage.setItem('kg-agent.lang', lang);
+  }, [lang]);
+  useEffect(() => {
+    document.documentElement.dataset.theme = dark ? 'dark' : 'light';
+    localStorage.setItem('kg-agent.theme', dark ? 'dark' : 'light');
+  }, [dark]);
+
+  const toolbar = (
+    <div class="toolbar">
+      <button type="button" aria-label={t.language} onClick={() => setLang(lang === 'en' ? 'zh' : 'en')}>
+        {lang === 'en' ? '中文' : 'English'}
+      </button>
+      <button type="button" aria-label={t.theme} aria-pressed={dark} onClick={() => setDark(!dark)}>
+        {dark ? '☀' : '☾'}
+      </button>
+    </div>
+  );
+
+  if (!signedIn) return <SignIn t={t} toolbar={toolbar} onDone={() => setSignedIn(true)} />;
+
+  return (
+    <div class="shell">
+      <header class="top">
+        <strong class="brand">{t.app}</strong>
+        <nav aria-label="main">
+          {PAGES.map((p) => (
+            <a href={`#/${p}`} aria-current={page === p ? 'page' : undefined} key={p}>
+              {t[p === 'actions' ? 'actionLog' : p]}
+            </a>
+          ))}
+        </nav>
+        {toolbar}
+        <button
+          type="button"
+          class="link"
+          onClick={() => {
+            setKey('', false);
+            setSignedIn(false);
+          }}
+        >
+          {t.signOut}
+        </button>
+      </header>
+      <main>
+        {page === 'chat' && <Chat t={t} dark={dark} />}
+        {page === 'actions' && <ActionLog t={t} />}
+        {page === 'documents' && <Documents t={t} />}
+        {page === 'status' && <Status t={t} />}
+      </main>
+    </div>
+  );
+}
+
+function SignIn({ t, toolbar, onDone }: { t: Strings; toolbar: preact.JSX.Element; onDone: () => void }) {
+  const [key, setK] = useState('');
+  const [remember, setRemember] = useState(true);
+  return (
+    <div class="signin">
+      {toolbar}
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!key.trim()) return;
+          setKey(key.trim(), remember);
+          onDone();
+        }}
+      >
+        <h1>{t.signIn}</h1>
+        <label for="key">{t.apiKey}</label>
+        <input id="key" type="password" autocomplete="off" value={key} onInput={(e) => setK(e.currentTarget.value)} />
+        <p class="help">{t.apiKeyHelp}</p>
+        <label class="check">
+          <input type="checkbox" checked={remember} onChange={(e) => setRemember(e.currentTarget.checked)} /> {t.remember}
+        </label>
+        <button type="submit">{t.continue}</button>
+      </form>
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------- chat
+
+interface Turn {
+  question: string;
+  state: TurnState;
+  apiError?: string;
+  approving?: boolean;
+  decided?: 'approved' | 'rejected';
+}
+interface ConvMeta {
+  id: string;
+  title: string;
+}
+const CONVS = 'kg-agent.conversations';
+const loadConvs = (): ConvMeta[] => {
+  try {
+    const v: unknown = JSON.parse(localStorage.getItem(CONVS) ?? '[]');
+    return Array.isArray(v) ? v.filter((c) => typeof c?.id === 'string').map((c) => ({ id: String(c.id), title: String(c.title ?? c.id) })) : [];
+  } catch {
+    return [];
+  }
+};
+
+function Chat({ t, dark }: { t: Strings; dark: boolean }) {
+  const [convs, setConvs] = useState<ConvMeta[]>(loadConvs);
+  const [current, setCurrent] = useState<string | undefined>();
+  const [turns, setTurns] = useState<Turn[]>([]);
+  const [input, setInput] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [graph, setGraph] = useState<GraphData | undefined>();
+  const abort = useRef<AbortController | null>(null);
+  const bottom = useRef<HTMLDivElement>(null);
+
+  useEffect(() => localStorage.setItem(CONVS, JSON.stringify(convs)), [convs]);
+  useEffect(() => bottom.current?.scrollIntoView?.({ block: 'end' }), [turns]);
+
+  const update = (i: number, f: (turn: Turn) => Turn) => setTurns((ts) => ts.map((x, j) => (j === i ? f(x) : x)));
+
+  async function send(message: string) {
+    if (!message.trim() || busy) return;
+    const index = turns.length;
+    setTurns((ts) => [...ts, { question: message, state: initialTurn() }]);
+    setInput('');
+    setBusy(true);
+    const ctl = new AbortController();
+    abort.current = ctl;
+    let conv = current;
+    try {
+      for await (const m of chatStream({ message, conversation_id: conv }, ctl.signal)) {
+        const now = performance.now();
+        update(index, (turn) => {
+          const state = reduce(turn.state, m.event, m.data, now);
+          if (state.graph && state.graph !== turn.state.graph) setGraph(state.graph);
+          if (state.conversationId && !conv) {
+            conv = state.conversationId;
+            setCurrent(conv);
+            setConvs((cs) => (cs.some((c) => c.id === conv) ? cs : [{ id: conv as string, title: message.slice(0, 60) }, ...cs]));
+          }
+          return { ...turn, state };
+        });
+      }
+      update(index, (turn) => ({ ...turn, state: endOfStream(turn.state, 'eof', performance.now()) }));
+    } catch (e) {
+      const stopped = e instanceof DOMException && e.name === 'AbortError';
+      update(index, (turn) => ({
+        ...turn,
+        state: endOfStream(turn.state, stopped ? 'stopped' : 'network', performance.now()),
+        apiError: stopped ? undefined : describe(t, e),
+      }));
+    } finally {
+      setBusy(false);
+      abort.current = null;
+    }
+  }
+
+  async function decide(i: number, approve: boolean) {
+    const turn = turns[i];
+    const token = turn?.state.approval?.token;
+    if (!token) return;
+    update(i, (x) => ({ ...x, approving: true }));
+    try {
+      const r = await api<Record<string, unknown>>('POST', '/chat/approve', { approval_token: token, approve });
+      const counts = reportCounts(r.actions);
+      update(i, (x) => ({
+        ...x,
+        approving: false,
+        decided: approve ? 'approved' : 'rejected',
+        state: {
+          ...x.state,
+          report: (r.actions as Record<string, unknown>) ?? x.state.report,
+          progress: counts ?? x.state.progress,
+          failures: Array.isArray((r.actions as Record<string, unknown>)?.failures)
+            ? ((r.actions as Record<string, unknown>).failures as Record<string, unknown>[]).map((f) => ({
+                entity_id: String(f.entity_id ?? ''),
+                reason: String(f.reason ?? ''),
+                error: String(f.error ?? ''),
+              }))
+            : x.state.failures,
+          text: x.state.text + (typeof r.answer === 'string' ? `\n\n${r.answer}` : ''),
+        },
+      }));
+    } catch (e) {
+      update(i, (x) => ({ ...x, approving: false, apiError: describe(t, e) }));
+    }
+  }
+
+  async function open(id: string) {
+    abort.current?.abort();
+    setCurrent(id);
+    setGraph(undefined);
+    try {
+      const c = await api<Record<string, unknown>>('GET', `/conversations/${encodeURIComponent(id)}`);
+      const list = Array.isArray(c.turns) ? (c.turns as Record<string, unknown>[]) : [];
+      const out: Turn[] = [];
+      for (const x of list) {
+        const content = typeof x.content === 'string' ? x.content : '';
+        if (x.role === 'user') out.push({ question: content, state: { ...initialTurn(), status: 'done' } });
+        else if (out.length > 0) out[out.length - 1].state.text += content;
+      }
+      setTurns(out);
+    } catch (e) {
+      setTurns([{ question: '', state: { ...initialTurn(), status: 'error' }, apiError: describe(t, e) }]);
+    }
+  }
+
+  async function remove(id: string) {
+    try {
+      await api('DELETE', `/conversations/${encodeURIComponent(id)}`);
+    } catch {
+      /* forgotten locally either way */
+    }
+    setConvs((cs) => cs.filter((c) => c.id !== id));
+    if (current === id) newChat();
+  }
+
+  function newChat() {
+    abort.current?.abort();
+    setCurrent(undefined);
+    setTurns([]);
+    setGraph(undefined);
+  }
+
+  return (
+    <div class="chat">
+      <aside class="convs" aria-label={t.conversations}>
+        <button type="button" onClick={newChat}>
+          + {t.newChat}
+        </button>
+        <ul>
+          {convs.map((c) => (
+            <li key={c.id} class={c.id === current ? 'current' : ''}>
+              <button type="button" class="link title" onClick={() => open(c.id)}>
+                {c.title}
+              </button>
+              <button
+                type="button"
+                class="icon"
+                aria-label={`${t.rename}: ${c.title}`}
+                onClick={() => {
+                  const title = prompt(t.rename, c.title);
+                  if (title) setConvs((cs) => cs.map((x) => (x.id === c.id ? { ...x, title } : x)));
+                }}
+              >
+                ✎
+              </button>
+              <button type="button" class="icon" aria-label={`${t.delete}: ${c.title}`} onClick={() => remove(c.id)}>
+                🗑
+              </button>
+            </li>
+          ))}
+        </ul>
+      </aside>
+      <section class="thread" aria-live="polite">
+        {turns.length === 0 && <p class="muted">{t.empty}</p>}
+        {turns.map((turn, i) => (
+          <TurnView key={i} t={t} turn={turn} onDecide={(ok) => decide(i, ok)} />
+        ))}
+        {graph && graph.nodes.length > 0 && <GraphPanel t={t} data={graph} dark={dark} />}
+        <div ref={bottom} />
+      </section>
+      <form
+        class="composer"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void send(input);
+        }}
+      >
+        <textarea
+          aria-label={t.ask}
+          placeholder={t.ask}
+          value={input}
+          rows={2}
+          onInput={(e) => setInput(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey) {
+              e.preventDefault();
+              void send(input);
+            }
+          }}
+        />
+        {busy ? (
+          <button type="button" class="stop" onClick={() => abort.current?.abort()}>
+            {t.stop}
+          </button>
+        ) : (
+          <button type="submit">{t.send}</button>
+        )}
+      </form>
+    </div>
+  );
+}
+
+function Markdown({ text }: { text: string }) {
+  const html = useMemo(() => renderMarkdown(text), [text]);
+  return <div class="md" dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
+function TurnView({ t, turn, onDecide }: { t: Strings; turn: Turn; onDecide: (ok: boolean) => void }) {
+  const s = turn.state;
+  return (
+    <article class="turn">
+      {turn.question && <p class="question">{turn.question}</p>}
+      {s.steps.length > 0 && (
+        <details class="steps" open={s.status === 'streaming'}>
+          <summary>
+            {t.steps} ({s.steps.length})
+          </summary>
+          <ol>
+            {s.steps.map((st) => (
+              <li key={st.key} class={`step ${st.status}`}>
+                <span class="icon" aria-hidden="true">
+                  {st.status === 'running' ? '⏳' : st.status === 'ok' ? '✔' : '✖'}
+                </span>{' '}
+                <span class="sr">{t[st.status === 'ok' ? 'succeeded' : st.status === 'failed' ? 'failed' : 'running']}</span>
+                <strong>{st.kind === 'tool' ? `🔧 ${st.title}` : st.kind === 'route' ? `🧭 ${st.title}` : st.title}</strong>
+                {st.detail && <span class="muted"> — {st.detail}</span>}
+                {st.endedAt !== undefined && <span class="muted"> ({Math.round(st.endedAt - st.startedAt)} ms)</span>}
+                {st.kind === 'tool' && (
+                  <details>
+                    <summary>{st.summary || '…'}</summary>
+                    <pre>{JSON.stringify(st.arguments ?? {}, null, 2)}</pre>
+                  </details>
+                )}
+              </li>
+            ))}
+          </ol>
+        </details>
+      )}
+      {s.plan && <PlanCard t={t} turn={turn} onDecide={onDecide} />}
+      {s.text && <Markdown text={s.text} />}
+      {s.status === 'streaming' && !s.text && <p class="muted typing">…</p>}
+      {s.error && (
+        <p class="error" role="alert">
+          {errorText(t, 0, s.error.code, s.error.message)}
+        </p>
+      )}
+      {turn.apiError && (
+        <p class="error" role="alert">
+          {turn.apiError}
+        </p>
+      )}
+      {s.status === 'stopped' && <p class="muted">{t.stopped}</p>}
+      {s.status === 'incomplete' && !turn.apiError && (
+        <p class="error" role="alert">
+          {t.incomplete}
+        </p>
+      )}
+      {s.warnings.length > 0 && (
+        <details class="warnings">
+          <summary>
+            {t.warnings} ({s.warnings.length})
+          </summary>
+          <ul>
+            {s.warnings.map((w, i) => (
+              <li key={i}>{w}</li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </article>
+  );
+}
+
+function PlanCard({ t, turn, onDecide }: { t: Strings; turn: Turn; onDecide: (ok: boolean) => void }) {
+  const s = turn.state;
+  const plan = s.plan;
+  if (!plan) return null;
+  const p = s.progress;
+  const pending = p ? Math.max(0, p.total - p.completed) : plan.target_count;
+  return (
+    <div class="card plan" role="region" aria-label={t.plan}>
+      <h3>
+        {t.plan}: {plan.entity_type}.{plan.action_name} — {plan.target_count} {t.targets}
+      </h3>
+      <p class="ids">
+        {plan.targets.slice(0, 30).map((x) => x.entity_id).join(', ')}
+        {plan.targets.length > 30 ? ` … (+${plan.targets.length - 30})` : ''}
+      </p>
+      {plan.parameters !== null && typeof plan.parameters === 'object' && Object.keys(plan.parameters).length > 0 && (
+        <p>
+          {t.parameters}: <code>{JSON.stringify(plan.parameters)}</code>
+        </p>
+      )}
+      {s.approval && !turn.decided && (
+        <div class="approval">
+          <p>
+            <strong>{t.approvalNeeded}</strong>: {s.approval.reason}
+          </p>
+          <button type="button" class="primary" disabled={turn.approving} onClick={() => onDecide(true)}>
+            {t.approve}
+          </button>{' '}
+          <button type="button" disabled={turn.approving} onClick={() => onDecide(false)}>
+            {t.reject}
+          </button>
+        </div>
+      )}
+      {turn.decided && <p class="muted">{turn.decided === 'approved' ? `✔ ${t.approve}` : `✖ ${t.reject}`}</p>}
+      {(turn.approving || (p && (p.completed > 0 || s.report))) && p && (
+        <div class="progress">
+          <progress
+            max={p.total || 1}
+            value={turn.approving ? undefined : p.completed}
+            aria-label={`${p.completed} / ${p.total}`}
+          />
+          <p>
+            <span class="ok">
+              {p.succeeded} {t.succeeded}
+            </span>{' '}
+            ·{' '}
+            <span class="bad">
+              {p.failed} {t.failed}
+            </span>{' '}
+            · {pending} {t.pending}
+          </p>
+        </div>
+      )}
+      {s.failures.length > 0 && (
+        <table>
+          <caption>{t.failed}</caption>
+          <thead>
+            <tr>
+              <th>{t.entity}</th>
+              <th>{t.failed}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {s.failures.slice(0, 200).map((f, i) => (
+              <tr key={i}>
+                <td>{f.entity_id}</td>
+                <td>{f.error || f.reason}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {s.report && <p class="muted">{t.report} ✔</p>}
+    </div>
+  );
+}
+
+function GraphPanel({ t, data, dark }: { t: Strings; data: GraphData; dark: boolean }) {
+  const box = useRef<HTMLDivElement>(null);
+  const [loading, setLoading] = useState(true);
+  const [selected, setSelected] = useState<string | undefined>();
+  useEffect(() => {
+    let handle: { destroy(): void } | undefined;
+    let live = true;
+    import('./graphview').then(({ mountGraph }) => {
+      if (!live || !box.current) return;
+      handle = mountGraph(box.current, data, dark, setSelected);
+      setLoading(false);
+    });
+    return () => {
+      live = false;
+      handle?.destroy();
+    };
+  }, [data, dark]);
+  const node = data.nodes.find((n) => n.id === selected);
+  const neighbours = selected
+    ? data.edges.filter((e) => e.source === selected || e.target === selected).map((e) => `${e.type} → ${e.source === selected ? e.target : e.source}`)
+    : [];
+  return (
+    <section class="card graph" aria-label={t.graph}>
+      <h3>
+        {t.graph} ({data.nodes.length} / {data.edges.length})
+      </h3>
+      {loading && <p class="muted">{t.loadingGraph}</p>}
+      <div class="cy" ref={box} role="img" aria-label={`${t.graph}: ${data.nodes.length}`} />
+      {node && (
+        <div class="node-info">
+          <strong>{node.caption}</strong> <code>{node.id}</code> <em>{node.labels.join(', ')}</em>
+          {node.properties && <pre>{JSON.stringify(node.properties, null, 2)}</pre>}
+          <ul>
+            {neighbours.slice(0, 50).map((n, i) => (
+              <li key={i}>{n}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+    </section>
+  );
+}
+
+// ---------------------------------------------------------------- action log
+
+function ActionLog({ t }: { t: Strings }) {
+  const [entries, setEntries] = useState<Record<string, unknown>[]>([]);
+  const [error, setError] = useState('');
+  const [undone, setUndone] = useState<Set<string>>(new Set());
+  const load = async () => {
+    try {
+      const r = await api<Record<string, unknown>>('GET', '/actions/log?limit=50');
+      const list = r.entries;
+      setEntries(Array.isArray(list) ? (list as Record<string, unknown>[]) : []);
+      setError('');
+    } catch (e) {
+      setError(describe(t, e));
+    }
+  };
+  useEffect(() => void load(), []);
+  async function undo(id: string) {
+    try {
+      await api('POST', `/actions/log/${encodeURIComponent(id)}/undo`, {});
+      setUndone((u) => new Set(u).add(id));
+      setError('');
+    } catch (e) {
+      setError(describe(t, e));
+    }
+  }
+  return (
+    <div class="page">
+      <h2>
+        {t.actionLog}{' '}
+        <button type="button" onClick={load}>
+          {t.refresh}
+        </button>
+      </h2>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {entries.length === 0 && !error && <p class="muted">{t.noActions}</p>}
+      <table class="log">
+        <thead>
+          <tr>
+            <th>{t.when}</th>
+            <th>{t.action}</th>
+            <th>{t.entity}</th>
+            <th>{t.changes}</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {entries.map((e) => {
+            const id = String(e.id ?? e.log_id ?? '');
+            const isUndone = undone.has(id) || (e.undone_by !== null && e.undone_by !== undefined);
+            return (
+              <tr key={id}>
+                <td>{String(e.at ?? '').replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</td>
+                <td>{`${String(e.entity_type ?? '')}.${String(e.action_name ?? '')}`}</td>
+                <td>{String(e.entity_id ?? '')}</td>
+                <td>
+                  <ul class="changes">
+                    {(Array.isArray(e.changes) ? (e.changes as Record<string, unknown>[]) : []).map((c, i) => (
+                      <li key={i}>
+                        <code>
+                          {`${String(c.entity_id ?? '')}.${String(c.property ?? '')}: ${JSON.stringify(c.before ?? null)} → ${JSON.stringify(c.after ?? null)}`}
+                        </code>
+                      </li>
+                    ))}
+                  </ul>
+                </td>
+                <td>
+                  {isUndone ? (
+                    <span class="muted">{t.undone}</span>
+                  ) : (
+                    <button type="button" aria-label={`${t.undo} ${id}`} onClick={() => undo(id)}>
+                      {t.undo}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------- documents
+
+function Documents({ t }: { t: Strings }) {
+  const [docs, setDocs] = useState<Record<string, unknown>[]>([]);
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState('');
+  const [query, setQuery] = useState('');
+  const [hits, setHits] = useState<Record<string, unknown>[] | undefined>();
+  const [legs, setLegs] = useState('');
+  const load = async () => {
+    try {
+      const r = await api<Record<string, unknown>>('GET', '/documents');
+      setDocs(Array.isArray(r.documents) ? (r.documents as Record<string, unknown>[]) : []);
+      setError('');
+    } catch (e) {
+      setError(describe(t, e));
+    }
+  };
+  useEffect(() => void load(), []);
+  async function upload(file: File) {
+    setBusy(`${t.upload}: ${file.name}…`);
+    try {
+      const text = await file.text();
+      const id = file.name.replace(/\.[^.]*$/, '').replace(/[^A-Za-z0-9_-]+/g, '-').slice(0, 60) || 'document';
+      await api('POST', '/documents', {
+        id,
+        title: file.name,
+        content_type: /\.(md|markdown)$/i.test(file.name) ? 'markdown' : 'text',
+        text,
+      });
+      setError('');
+      await load();
+    } catch (e) {
+      setError(describe(t, e));
+    } finally {
+      setBusy('');
+    }
+  }
+  async function search(e: Event) {
+    e.preventDefault();
+    if (!query.trim()) return;
+    try {
+      const r = await api<Record<string, unknown>>('POST', '/search', { query, top_k: 5 });
+      setHits(Array.isArray(r.hits) ? (r.hits as Record<string, unknown>[]) : []);
+      setLegs(`${(Array.isArray(r.legs) ? r.legs : []).join(' + ')}${Array.isArray(r.warnings) && r.warnings.length ? ` — ${r.warnings.join('; ')}` : ''}`);
+      setError('');
+    } catch (err) {
+      setError(describe(t, err));
+    }
+  }
+  return (
+    <div class="page">
+      <h2>{t.documents}</h2>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <label
+        class="drop"
+        onDragOver={(e) => e.preventDefault()}
+        onDrop={(e) => {
+          e.preventDefault();
+          const f = e.dataTransfer?.files?.[0];
+          if (f) void upload(f);
+        }}
+      >
+        {t.dropHere}
+        <input
+          type="file"
+          accept=".txt,.md,.markdown,text/plain,text/markdown"
+          aria-label={t.upload}
+          onChange={(e) => {
+            const f = e.currentTarget.files?.[0];
+            if (f) void upload(f);
+          }}
+        />
+      </label>
+      {busy && <p class="muted">{busy}</p>}
+      <ul class="docs">
+        {docs.length === 0 && <li class="muted">{t.noDocs}</li>}
+        {docs.map((d) => {
+          const id = String(d.id ?? '');
+          return (
+            <li key={id}>
+              <strong>{String(d.title ?? id)}</strong> <code>{id}</code>{' '}
+              <span class="muted">{d.chunks !== undefined ? `${String(d.chunks)} chunks · ${String(d.ingested_at ?? '')}` : ''}</span>{' '}
+              <button
+                type="button"
+                aria-label={`${t.delete} ${id}`}
+                onClick={async () => {
+                  try {
+                    await api('DELETE', `/documents/${encodeURIComponent(id)}`);
+                    await load();
+                  } catch (e) {
+                    setError(describe(t, e));
+                  }
+                }}
+              >
+                {t.delete}
+              </button>
+            </li>
+          );
+        })}
+      </ul>
+      <form class="search" onSubmit={search} role="search">
+        <input aria-label={t.search} placeholder={t.searchDocs} value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+        <button type="submit">{t.search}</button>
+      </form>
+      {hits && legs && <p class="muted legs">{legs}</p>}
+      {hits && (
+        <ol class="hits">
+          {hits.map((h, i) => (
+            <li key={i}>
+              <p>
+                <strong>{String(h.document_id ?? '')}</strong> <code>{String(h.chunk_id ?? '')}</code>{' '}
+                <span class="muted">
+                  {t.score} {Number(h.fused_score ?? 0).toFixed(4)} · vector{' '}
+                  {h.vector_rank == null ? '–' : `#${String(h.vector_rank)} (${Number(h.vector_score ?? 0).toFixed(3)})`} · BM25{' '}
+                  {h.bm25_rank == null ? '–' : `#${String(h.bm25_rank)} (${Number(h.bm25_score ?? 0).toFixed(3)})`}
+                </span>
+              </p>
+              <p class="snippet">{String(h.text ?? '').slice(0, 400)}</p>
+            </li>
+          ))}
+        </ol>
+      )}
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------- status
+
+function Status({ t }: { t: Strings }) {
+  const [health, setHealth] = useState<Record<string, unknown> | undefined>();
+  const [error, setError] = useState('');
+  const load = async () => {
+    // /health answers 503 with the same body when something is down.
+    try {
+      const res = await fetch('/health', { headers: authHeaders() });
+      setHealth((await res.json()) as Record<string, unknown>);
+      setError('');
+    } catch (e) {
+      setError(describe(t, e));
+    }
+  };
+  useEffect(() => void load(), []);
+  const ok = health?.status === 'ok';
+  type Row = [string, string, boolean];
+  const rows: Row[] = [];
+  if (health) {
+    for (const c of Array.isArray(health.components) ? (health.components as Record<string, unknown>[]) : []) {
+      const checks = Array.isArray(c.checks) ? (c.checks as Record<string, unknown>[]) : [];
+      if (checks.length === 0) rows.push([String(c.name ?? ''), c.ready ? 'ready' : 'not ready', c.ready === true]);
+      for (const ch of checks) rows.push([`${String(c.name ?? '')} · ${String(ch.name ?? '')}`, String(ch.detail ?? ''), ch.ok === true]);
+    }
+    const kv = health.kv as Record<string, unknown> | undefined;
+    if (kv) rows.push([`key-value · ${String(kv.store ?? '')}`, kv.ok ? 'round trip ok' : String(kv.error ?? 'failed'), kv.ok === true]);
+  }
+  const problems = Array.isArray(health?.problems) ? (health?.problems as unknown[]).map(String) : [];
+  return (
+    <div class="page">
+      <h2>
+        {t.status}{' '}
+        <button type="button" onClick={load}>
+          {t.refresh}
+        </button>
+      </h2>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {health && (
+        <>
+          <p class={ok ? 'ok big' : 'bad big'}>{ok ? `✔ ${t.healthy}` : `✖ ${t.unhealthy}`}</p>
+          <p>
+            {t.version}: {String(health.version ?? '')}
+          </p>
+          {problems.length > 0 && (
+            <ul class="error" role="alert">
+              {problems.map((p, i) => (
+                <li key={i}>{p}</li>
+              ))}
+            </ul>
+          )}
+          <table>
+            <tbody>
+              {rows.map(([k, v, good]) => (
+                <tr key={k}>
+                  <th scope="row">{k}</th>
+                  <td class={good ? 'ok' : 'bad'}>{v}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+    </div>
+  );
+}
+
+const root = document.getElementById('app');
+if (root) render(<App />, root);

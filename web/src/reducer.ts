@@ -1,0 +1,250 @@
+// Turns the agent's stream events (DESIGN.md §3) into the state of one chat turn. Pure:
+// the UI and the unit tests drive it the same way. Unknown or malformed events never
+// throw; they are recorded as warnings and the turn goes on.
+
+export type StepStatus = 'running' | 'ok' | 'failed';
+
+export interface Step {
+  key: string;
+  kind: 'thinking' | 'route' | 'tool';
+  title: string;
+  detail: string;
+  status: StepStatus;
+  arguments?: unknown;
+  summary?: string;
+  startedAt: number;
+  endedAt?: number;
+}
+
+export interface GraphNode {
+  id: string;
+  labels: string[];
+  caption: string;
+  properties?: Record<string, unknown>;
+}
+export interface GraphEdge {
+  id: string;
+  type: string;
+  source: string;
+  target: string;
+}
+export interface GraphData {
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+export interface Plan {
+  entity_type: string;
+  action_name: string;
+  target_count: number;
+  targets: { entity_id: string }[];
+  parameters: unknown;
+}
+
+export interface Failure {
+  entity_id: string;
+  reason: string;
+  error: string;
+}
+
+export interface Progress {
+  completed: number;
+  total: number;
+  succeeded: number;
+  failed: number;
+}
+
+export type TurnStatus = 'streaming' | 'done' | 'error' | 'incomplete' | 'stopped';
+
+export interface TurnState {
+  conversationId?: string;
+  steps: Step[];
+  route?: { intent: string; confidence: number };
+  text: string;
+  graph?: GraphData;
+  plan?: Plan;
+  approval?: { token: string; reason: string };
+  progress?: Progress;
+  failures: Failure[];
+  report?: Record<string, unknown>;
+  error?: { code: string; message: string };
+  warnings: string[];
+  status: TurnStatus;
+}
+
+export function initialTurn(): TurnState {
+  return { steps: [], text: '', failures: [], warnings: [], status: 'streaming' };
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown, d = ''): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : d);
+const num = (v: unknown, d = 0): number => (typeof v === 'number' && Number.isFinite(v) ? v : d);
+
+function closeRunning(steps: Step[], now: number, kinds: Step['kind'][]): Step[] {
+  return steps.map((s) => (s.status === 'running' && kinds.includes(s.kind) ? { ...s, status: 'ok', endedAt: now } : s));
+}
+
+export function parseGraph(v: unknown): GraphData | undefined {
+  if (!isObj(v) || !Array.isArray(v.nodes)) return undefined;
+  const nodes: GraphNode[] = v.nodes.filter(isObj).map((n) => ({
+    id: str(n.id),
+    labels: Array.isArray(n.labels) ? n.labels.map((l) => str(l)) : [],
+    caption: str(n.caption, str(n.id)),
+    properties: isObj(n.properties) ? n.properties : undefined,
+  })).filter((n) => n.id !== '');
+  const edges: GraphEdge[] = (Array.isArray(v.edges) ? v.edges : []).filter(isObj).map((e) => ({
+    id: str(e.id),
+    type: str(e.type),
+    source: str(e.source),
+    target: str(e.target),
+  })).filter((e) => e.source !== '' && e.target !== '');
+  return { nodes, edges };
+}
+
+/** Merges graph data by node and edge id (later events add to earlier ones). */
+export function mergeGraph(a: GraphData | undefined, b: GraphData): GraphData {
+  if (!a) return b;
+  const nodes = new Map(a.nodes.map((n) => [n.id, n]));
+  for (const n of b.nodes) nodes.set(n.id, { ...nodes.get(n.id), ...n });
+  const edges = new Map(a.edges.map((e) => [e.id || `${e.source}>${e.target}`, e]));
+  for (const e of b.edges) edges.set(e.id || `${e.source}>${e.target}`, e);
+  return { nodes: [...nodes.values()], edges: [...edges.values()] };
+}
+
+export function parsePlan(v: unknown): Plan | undefined {
+  if (!isObj(v)) return undefined;
+  const targets = Array.isArray(v.targets) ? v.targets.filter(isObj).map((t) => ({ entity_id: str(t.entity_id) })) : [];
+  return {
+    entity_type: str(v.entity_type),
+    action_name: str(v.action_name),
+    target_count: num(v.target_count, targets.length),
+    targets,
+    parameters: v.parameters ?? {},
+  };
+}
+
+/** Counts of an action report (`action_complete`'s `results`, or `/chat/approve`'s `actions`). */
+export function reportCounts(report: unknown): Progress | undefined {
+  if (!isObj(report)) return undefined;
+  const s = report.successes ?? report.succeeded;
+  const f = report.failures ?? report.failed;
+  const succeeded = Array.isArray(s) ? s.length : num(s, num(report.success_count));
+  const failed = Array.isArray(f) ? f.length : num(f, num(report.failure_count));
+  const total = num(report.total, succeeded + failed);
+  return { completed: succeeded + failed, total, succeeded, failed };
+}
+
+export function reduce(state: TurnState, event: string, data: string, now: number): TurnState {
+  let payload: unknown;
+  try {
+    payload = data === '' ? {} : JSON.parse(data);
+  } catch {
+    return { ...state, warnings: [...state.warnings, `malformed ${event} event`] };
+  }
+  if (!isObj(payload)) return { ...state, warnings: [...state.warnings, `malformed ${event} event`] };
+  const p = payload;
+  switch (event) {
+    case 'conversation_id':
+      return { ...state, conversationId: str(p.id) || state.conversationId };
+    case 'thinking': {
+      const steps = closeRunning(state.steps, now, ['thinking', 'route']);
+      const title = str(p.display_name, str(p.content, str(p.node, '…')));
+      return {
+        ...state,
+        steps: [...steps, { key: `t${steps.length}`, kind: 'thinking', title, detail: str(p.details), status: 'running', startedAt: now }],
+      };
+    }
+    case 'route': {
+      const steps = closeRunning(state.steps, now, ['thinking']);
+      const intent = str(p.intent);
+      return {
+        ...state,
+        route: { intent, confidence: num(p.confidence) },
+        steps: [...steps, { key: `r${steps.length}`, kind: 'route', title: intent, detail: str(p.reason), status: 'ok', startedAt: now, endedAt: now }],
+      };
+    }
+    case 'tool_call': {
+      const id = str(p.id, `call${state.steps.length}`);
+      return {
+        ...state,
+        steps: [...state.steps, { key: `c:${id}`, kind: 'tool', title: str(p.tool, 'tool'), detail: '', status: 'running', arguments: p.arguments, startedAt: now }],
+      };
+    }
+    case 'tool_result': {
+      const key = `c:${str(p.id)}`;
+      const ok = p.success !== false;
+      let found = false;
+      const steps = state.steps.map((s) => {
+        if (s.key !== key) return s;
+        found = true;
+        return { ...s, status: ok ? ('ok' as const) : ('failed' as const), summary: str(p.summary), endedAt: now };
+      });
+      if (!found) {
+        steps.push({ key, kind: 'tool', title: str(p.tool, 'tool'), detail: '', status: ok ? 'ok' : 'failed', summary: str(p.summary), startedAt: now, endedAt: now });
+      }
+      return { ...state, steps };
+    }
+    case 'graph_data': {
+      const g = parseGraph(p);
+      if (!g) return { ...state, warnings: [...state.warnings, 'malformed graph_data event'] };
+      return { ...state, graph: mergeGraph(state.graph, g) };
+    }
+    case 'action_plan': {
+      const plan = parsePlan(p.plan ?? p);
+      return { ...state, plan, progress: plan ? { completed: 0, total: plan.target_count, succeeded: 0, failed: 0 } : state.progress };
+    }
+    case 'approval_required':
+      return {
+        ...state,
+        approval: { token: str(p.approval_token), reason: str(p.reason) },
+        plan: state.plan ?? parsePlan(p.plan),
+      };
+    case 'action_progress': {
+      const prev = state.progress ?? { completed: 0, total: 0, succeeded: 0, failed: 0 };
+      const ok = p.success === true;
+      return {
+        ...state,
+        progress: {
+          completed: Math.max(prev.completed, num(p.completed, prev.completed + 1)),
+          total: num(p.total, prev.total),
+          succeeded: prev.succeeded + (ok ? 1 : 0),
+          failed: prev.failed + (ok ? 0 : 1),
+        },
+      };
+    }
+    case 'action_error':
+      return {
+        ...state,
+        failures: [...state.failures, { entity_id: str(p.entity_id), reason: str(p.reason), error: str(p.error, str(p.message)) }],
+      };
+    case 'action_complete': {
+      const report = isObj(p.results) ? p.results : p;
+      const counts = reportCounts(report);
+      return { ...state, report, progress: counts && counts.total > 0 ? counts : state.progress };
+    }
+    case 'content_start':
+      return { ...state, steps: closeRunning(state.steps, now, ['thinking', 'route']) };
+    case 'content':
+      return { ...state, text: state.text + str(p.content) };
+    case 'trace':
+      return state;
+    case 'error':
+      return { ...state, error: { code: str(p.code, 'error'), message: str(p.message) } };
+    case 'done':
+      return {
+        ...state,
+        steps: closeRunning(state.steps, now, ['thinking', 'route', 'tool']),
+        status: state.error ? 'error' : 'done',
+      };
+    default:
+      return { ...state, warnings: [...state.warnings, `unknown event: ${event.slice(0, 40)}`] };
+  }
+}
+
+/** The stream ended (or was stopped) without `done`: running steps fail, the turn is marked. */
+export function endOfStream(state: TurnState, how: 'eof' | 'stopped' | 'network', now: number): TurnState {
+  if (state.status !== 'streaming') return state;
+  const steps = state.steps.map((s) => (s.status === 'running' ? { ...s, status: 'failed' as const, endedAt: now } : s));
+  return { ...state, steps, status: how === 'stopped' ? 'stopped' : 'incomplete' };
+}
