@@ -6,6 +6,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/test-deps.sh
+# The web app: unit tests (Vitest), then the browser tests (playwright-core driving Debian's
+# Chromium against devhost + devgraph + a scripted LLM; screenshots in web/e2e/out/).
+if ! command -v chromium >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    (apt-get update && apt-get install -y --no-install-recommends chromium) >&2
+  else
+    echo "test: the browser tests need Debian's chromium (apt-get install chromium)" >&2
+    exit 1
+  fi
+fi
+echo "test: web app unit tests (web/: npm test)" >&2
+(cd web && npm test)
+echo "test: web app in Chromium (web/: npm run e2e)" >&2
+(cd web && CHROMIUM=$(command -v chromium) npm run e2e)
 # --release shares the compiled dependencies (wasmtime) with the devhost build above; the
 # end-to-end tests start target/release/devhost against the .wasm files it just built.
 echo "test: pass 1/3: everything, end-to-end on devhost" >&2

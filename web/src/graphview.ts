@@ -21,6 +21,14 @@ export function mountGraph(
   dark: boolean,
   onSelect: (id: string | undefined) => void,
 ): GraphHandle {
+  // Cytoscape injects a <style> unless one with this id exists; the CSP forbids inline
+  // styles, so style.css carries its one rule and a placeholder stops the injection.
+  const sheet = '__________cytoscape_stylesheet';
+  if (!document.getElementById(sheet)) {
+    const placeholder = document.createElement('meta');
+    placeholder.id = sheet;
+    document.head.appendChild(placeholder);
+  }
   const ids = new Set(data.nodes.map((n) => n.id));
   const cy = cytoscape({
     container,

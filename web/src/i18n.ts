@@ -58,6 +58,7 @@ const en = {
   score: 'Score',
   close: 'Close',
   properties: 'Properties',
+  reason: 'Reason',
   err: {
     llm_unavailable: 'The language model is not reachable. Graph tools, actions and documents still work.',
     graph_unavailable: 'The graph database is not reachable.',
@@ -128,6 +129,7 @@ const zh: Strings = {
   score: '得分',
   close: '关闭',
   properties: '属性',
+  reason: '原因',
   err: {
     llm_unavailable: '语言模型不可用。图谱工具、操作和文档仍可使用。',
     graph_unavailable: '图数据库不可用。',

@@ -45,7 +45,11 @@ function App() {
 
   const toolbar = (
     <div class="toolbar">
-      <button type="button" aria-label={t.language} onClick={() => setLang(lang === 'en' ? 'zh' : 'en')}>
+      <button
+        type="button"
+        aria-label={`${lang === 'en' ? '中文' : 'English'} (${t.language})`}
+        onClick={() => setLang(lang === 'en' ? 'zh' : 'en')}
+      >
         {lang === 'en' ? '中文' : 'English'}
       </button>
       <button type="button" aria-label={t.theme} aria-pressed={dark} onClick={() => setDark(!dark)}>
@@ -80,7 +84,10 @@ function App() {
         </button>
       </header>
       <main>
-        {page === 'chat' && <Chat t={t} dark={dark} />}
+        {/* The chat stays mounted so its turns survive visits to the other pages. */}
+        <div class="chat-page" hidden={page !== 'chat'}>
+          <Chat t={t} dark={dark} />
+        </div>
         {page === 'actions' && <ActionLog t={t} />}
         {page === 'documents' && <Documents t={t} />}
         {page === 'status' && <Status t={t} />}
@@ -282,7 +289,7 @@ function Chat({ t, dark }: { t: Strings; dark: boolean }) {
                 ✎
               </button>
               <button type="button" class="icon" aria-label={`${t.delete}: ${c.title}`} onClick={() => remove(c.id)}>
-                🗑
+                ✕
               </button>
             </li>
           ))}
@@ -347,10 +354,10 @@ function TurnView({ t, turn, onDecide }: { t: Strings; turn: Turn; onDecide: (ok
             {s.steps.map((st) => (
               <li key={st.key} class={`step ${st.status}`}>
                 <span class="icon" aria-hidden="true">
-                  {st.status === 'running' ? '⏳' : st.status === 'ok' ? '✔' : '✖'}
+                  {st.status === 'running' ? '○' : st.status === 'ok' ? '✔' : '✖'}
                 </span>{' '}
                 <span class="sr">{t[st.status === 'ok' ? 'succeeded' : st.status === 'failed' ? 'failed' : 'running']}</span>
-                <strong>{st.kind === 'tool' ? `🔧 ${st.title}` : st.kind === 'route' ? `🧭 ${st.title}` : st.title}</strong>
+                <strong>{st.kind === 'tool' ? `⚙ ${st.title}` : st.kind === 'route' ? `➜ ${st.title}` : st.title}</strong>
                 {st.detail && <span class="muted"> — {st.detail}</span>}
                 {st.endedAt !== undefined && <span class="muted"> ({Math.round(st.endedAt - st.startedAt)} ms)</span>}
                 {st.kind === 'tool' && (
@@ -458,7 +465,7 @@ function PlanCard({ t, turn, onDecide }: { t: Strings; turn: Turn; onDecide: (ok
           <thead>
             <tr>
               <th>{t.entity}</th>
-              <th>{t.failed}</th>
+              <th>{t.reason}</th>
             </tr>
           </thead>
           <tbody>

@@ -3,6 +3,12 @@
 import { marked } from 'marked';
 import DOMPurify from 'dompurify';
 
+// Raw HTML in the model's Markdown is shown as text, never parsed as markup; DOMPurify
+// then cleans what Markdown itself produced (e.g. `javascript:` links).
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+marked.use({ renderer: { html: ({ text }) => escapeHtml(text) } });
+
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   if (node.tagName === 'A') {
     node.setAttribute('target', '_blank');

@@ -125,3 +125,4 @@ describe('SseParser', () => {
     }
   });
 });
+

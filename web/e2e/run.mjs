@@ -1,0 +1,336 @@
+// Browser end-to-end tests: devgraph (demo data) + devhost serving spin.toml + a scripted
+// LLM, driven by playwright-core through Debian's Chromium (/usr/bin/chromium, or
+// $CHROMIUM). Saves screenshots to e2e/out/ (`--screenshots` also copies the README's to
+// e2e/screenshots/) and prints the measurements (bundle size, cold-load timing).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, copyFileSync, writeFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+import { startLlmStub } from './llm-stub.mjs';
+import { createRequire } from 'node:module';
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+/** axe-core's serious and critical findings on the current page (evaluated over CDP, so the CSP does not block it). */
+async function axe(page) {
+  await page.evaluate(axeSource);
+  const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.length} × ${v.nodes[0]?.target}`);
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '../..');
+const out = join(here, 'out');
+mkdirSync(out, { recursive: true });
+const children = [];
+const results = [];
+const metrics = {};
+
+function start(cmd, args) {
+  return new Promise((resolveUrl, reject) => {
+    const child = spawn(cmd, args, { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let log = '';
+    const timer = setTimeout(() => reject(new Error(`${cmd} did not start:\n${log}`)), 60000);
+    const onData = (d) => {
+      log += d;
+      const m = /listening on (http:\/\/[0-9.:]+)/.exec(log);
+      if (m) {
+        clearTimeout(timer);
+        resolveUrl(m[1]);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${cmd} exited with ${code}:\n${log}`));
+    });
+  });
+}
+
+async function cypher(graph, statement) {
+  const res = await fetch(`${graph}/db/neo4j/query/v2`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from('neo4j:devgraph').toString('base64')}` },
+    body: JSON.stringify({ statement }),
+  });
+  const body = await res.json();
+  return body.data.values;
+}
+
+async function test(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    results.push([name, 'ok', Date.now() - t0]);
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    results.push([name, 'FAILED', Date.now() - t0]);
+    console.log(`FAIL ${name}\n${e.stack ?? e}`);
+  }
+}
+
+const shots = [];
+async function shot(page, name) {
+  const file = join(out, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: false });
+  shots.push(file);
+}
+
+let browser;
+try {
+  const graph = await start(join(repo, 'target/release/devgraph'), ['--listen', '127.0.0.1:0', '--demo', '--password', 'devgraph']);
+  const acmeOrders = (await cypher(graph, "MATCH (o:PurchaseOrder)-[:PLACED_WITH]->(:Supplier {id: 'SUP-001'}) RETURN o.id ORDER BY o.id")).map((r) => r[0]);
+  assert.equal(acmeOrders.length, 24);
+  const llm = await startLlmStub({ acmeOrders });
+  const kv = mkdtempSync(join(tmpdir(), 'kg-web-e2e-'));
+  const app = await start(join(repo, 'target/release/devhost'), [
+    '--manifest', 'spin.toml', '--listen', '127.0.0.1:0', '--kv-path', join(kv, 'kv.db'),
+    '--variable', `neo4j_origin=${graph}`, '--variable', 'neo4j_password=devgraph',
+    '--variable', `llm_origin=${llm.origin}`, '--variable', 'approval_batch_threshold=10',
+  ]);
+  await fetch(`${app}/actions/setup`, { method: 'POST' });
+
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, locale: 'en-US', colorScheme: 'light' });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) problems.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.push(String(e)));
+  const authHeaders = [];
+  page.on('request', (r) => {
+    if (!r.url().includes('/assets/') && new URL(r.url()).pathname !== '/') authHeaders.push([r.url(), r.headers().authorization]);
+  });
+
+  await test('cold load: served with CSP, compressed, and fast', async () => {
+    const res = await page.goto(app, { waitUntil: 'load' });
+    const h = res.headers();
+    assert.match(h['content-security-policy'], /default-src 'self'/);
+    assert.equal(h['cache-control'], 'no-cache');
+    assert.equal(h['x-content-type-options'], 'nosniff');
+    assert.ok(['br', 'gzip'].includes(h['content-encoding']), h['content-encoding']);
+    await page.getByLabel('API key').waitFor();
+    const timing = await page.evaluate(() => {
+      const n = performance.getEntriesByType('navigation')[0];
+      return { domInteractive: n.domInteractive, domContentLoaded: n.domContentLoadedEventEnd, load: n.loadEventEnd, rendered: performance.now() };
+    });
+    metrics.coldLoad = timing;
+    await shot(page, '01-sign-in');
+  });
+
+  await test('sign in with an API key, which never shows up in a URL', async () => {
+    await page.getByLabel('API key').fill('test-key-123');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('link', { name: 'Chat' }).waitFor();
+    assert.ok(!page.url().includes('test-key-123'));
+  });
+
+  await test('ask a question: streamed Markdown, steps, graph; model HTML is not run', async () => {
+    await page.getByRole('textbox', { name: /Ask about the graph/ }).fill('Tell me about supplier ACME');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('.md table').waitFor({ timeout: 30000 });
+    await page.getByText('Steps (').first().waitFor();
+    const steps = await page.locator('.steps li.step').allTextContents();
+    assert.ok(steps.some((s) => s.includes('search_instances')), steps.join('\n'));
+    assert.ok(steps.some((s) => s.includes('get_instance_neighbors')), steps.join('\n'));
+    assert.equal(await page.locator('.md script, .md img').count(), 0);
+    assert.match(await page.locator('.md').first().innerText(), /<script>window.__pwned = 1<\/script>/);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    await page.locator('.graph canvas').first().waitFor({ timeout: 15000 });
+    const caption = await page.locator('.graph h3').innerText();
+    assert.match(caption, /Graph \(\d+ \/ \d+\)/);
+    assert.ok(authHeaders.some(([u, a]) => u.endsWith('/chat/stream') && a === 'Bearer test-key-123'), JSON.stringify(authHeaders));
+    assert.ok(authHeaders.every(([u]) => !u.includes('test-key')));
+    await page.locator('.steps summary').first().click();
+    await shot(page, '02-chat-answer');
+    await page.locator('.graph').scrollIntoViewIfNeeded();
+    await shot(page, '03-graph');
+    assert.equal(await page.locator('.convs li').count(), 1);
+  });
+
+  await test('ACME payment: plan card, approval, progress bar reaches the final report', async () => {
+    await page.getByRole('textbox', { name: /Ask about the graph/ }).fill('Pay all orders of supplier ACME');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const card = page.locator('.card.plan').last();
+    await card.waitFor({ timeout: 30000 });
+    await card.getByRole('button', { name: 'Approve' }).waitFor({ timeout: 30000 });
+    assert.match(await card.locator('h3').innerText(), /PurchaseOrder\.makePayment — 24/);
+    await card.scrollIntoViewIfNeeded();
+    await shot(page, '04-approval');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.locator('table').waitFor({ timeout: 60000 });
+    const counts = await card.locator('.progress p').innerText();
+    assert.match(counts, /(\d+) succeeded · (\d+) failed · 0 pending/);
+    const [, ok, bad] = /(\d+) succeeded · (\d+) failed/.exec(counts).map(Number);
+    assert.equal(ok + bad, 24);
+    assert.ok(ok > 0 && bad > 0, counts);
+    const reasons = await card.locator('tbody td:nth-child(2)').allInnerTexts();
+    assert.ok(reasons.includes('Insufficient funds'), reasons.join(','));
+    await page.getByText('Payment report').waitFor();
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    await card.scrollIntoViewIfNeeded();
+    await shot(page, '05-batch-report');
+    metrics.paid = ok;
+  });
+
+  await test('action log lists the payments; Undo reverts one', async () => {
+    await page.getByRole('link', { name: 'Action log' }).click();
+    await page.locator('table.log tbody tr').first().waitFor();
+    const rows = await page.locator('table.log tbody tr').count();
+    assert.ok(rows >= metrics.paid, `${rows} rows`);
+    const first = page.locator('table.log tbody tr').first();
+    const entity = await first.locator('td:nth-child(3)').innerText();
+    const before = await cypher(graph, `MATCH (o:PurchaseOrder {id: '${entity}'}) RETURN o.status`);
+    assert.equal(before[0][0], 'paid');
+    await first.getByRole('button', { name: /Undo/ }).click();
+    await first.getByText('Undone').waitFor();
+    const after = await cypher(graph, `MATCH (o:PurchaseOrder {id: '${entity}'}) RETURN o.status`);
+    assert.equal(after[0][0], 'approved');
+    await shot(page, '06-action-log');
+  });
+
+  await test('documents: upload, list, search with both legs', async () => {
+    await page.getByRole('link', { name: 'Documents' }).click();
+    await page.getByLabel('Upload').setInputFiles({
+      name: 'po-policy.md',
+      mimeType: 'text/markdown',
+      buffer: Buffer.from('# Approval\n\nOrders above 5,000 EUR need the finance controller.\n\n# Payment\n\nPayments go out from ACC-MAIN every Friday.'),
+    });
+    await page.getByText('po-policy.md').waitFor({ timeout: 30000 });
+    await page.getByRole('textbox', { name: 'Search' }).fill('who approves large orders finance controller');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.locator('.hits li').first().waitFor({ timeout: 30000 });
+    const hit = await page.locator('.hits li').first().innerText();
+    assert.match(hit, /po-policy/);
+    assert.match(hit, /BM25 #1/);
+    assert.match(await page.locator('.legs').innerText(), /vector \+ bm25|bm25 \+ vector/);
+    await shot(page, '07-documents');
+  });
+
+  await test('status page in plain words', async () => {
+    await page.getByRole('link', { name: 'Status' }).click();
+    await page.getByText('All systems working').waitFor();
+    assert.ok((await page.locator('td.bad').count()) === 0);
+    await shot(page, '08-status');
+  });
+
+  await test('language switch to Chinese, dark theme', async () => {
+    await page.getByRole('button', { name: 'Language' }).click();
+    await page.getByRole('link', { name: '对话' }).waitFor();
+    assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-CN');
+    await page.getByRole('button', { name: '主题' }).click();
+    await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+    await page.getByRole('link', { name: '对话' }).click();
+    await page.getByRole('textbox', { name: /询问图谱/ }).waitFor();
+    await shot(page, '09-chinese-dark');
+    await page.getByRole('button', { name: '语言' }).click();
+    await page.getByRole('button', { name: 'Theme' }).click();
+  });
+
+  await test('phone width (360 px): no horizontal scrolling, composer usable', async () => {
+    const phone = await browser.newContext({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: 'en-US' });
+    const p = await phone.newPage();
+    await p.goto(app);
+    await p.getByLabel('API key').fill('phone-key');
+    await p.getByRole('button', { name: 'Continue' }).click();
+    await p.getByRole('textbox', { name: /Ask about the graph/ }).fill('Tell me about supplier ACME');
+    await p.getByRole('button', { name: 'Send' }).click();
+    await p.locator('.md table').waitFor({ timeout: 30000 });
+    const width = await p.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 360, `page is ${width} px wide`);
+    await shot(p, '10-phone');
+    await phone.close();
+  });
+
+  await test('errors: a 503 from the API and a stream without done leave the UI usable', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1000, height: 700 }, locale: 'en-US' });
+    const p = await ctx.newPage();
+    let mode = 'llm';
+    await p.route('**/chat/stream', (route) => {
+      if (mode === 'llm') return route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'llm_unavailable', message: 'down' } }) });
+      if (mode === 'cut') return route.fulfill({ status: 200, contentType: 'text/event-stream', body: 'event: thinking\ndata: {"display_name":"Working"}\n\nevent: bogus\ndata: {}\n\nevent: content\ndata: {"content":"Half an ans"}\n\n' });
+      return route.fulfill({ status: 429, contentType: 'application/json', body: '{}' });
+    });
+    await p.goto(app);
+    await p.getByLabel('API key').fill('k');
+    await p.getByRole('button', { name: 'Continue' }).click();
+    const ask = async (q) => {
+      await p.getByRole('textbox', { name: /Ask about the graph/ }).fill(q);
+      await p.getByRole('button', { name: 'Send' }).click();
+    };
+    await ask('one');
+    await p.getByText('The language model is not reachable').waitFor();
+    mode = 'cut';
+    await ask('two');
+    await p.getByText('stopped before it was complete').waitFor();
+    await p.getByText('Ignored events (1)').waitFor();
+    mode = '429';
+    await ask('three');
+    await p.getByText('Too many requests (429)').waitFor();
+    await shot(p, '11-errors');
+    await ctx.close();
+  });
+
+  await test('accessibility: axe-core finds nothing serious on each page (light and dark)', async () => {
+    const found = [];
+    for (const theme of ['light', 'dark']) {
+      for (const p of ['chat', 'actions', 'documents', 'status']) {
+        await page.goto(`${app}/#/${p}`);
+        await page.evaluate((th) => { localStorage.setItem('kg-agent.theme', th); }, theme);
+        await page.reload();
+        await page.locator('nav').waitFor();
+        await page.waitForTimeout(300);
+        for (const v of await axe(page)) found.push(`${theme} ${p}: ${v}`);
+      }
+    }
+    await page.evaluate(() => localStorage.setItem('kg-agent.theme', 'light'));
+    assert.deepEqual(found, []);
+  });
+
+  await test('no CSP violations or script errors', async () => {
+    assert.deepEqual(problems, []);
+  });
+  await context.close();
+
+  // Measurements: the bundle and a second cold load in a fresh browser.
+  const assets = join(repo, 'web/dist/assets');
+  const js = readdirSync(assets).filter((f) => f.endsWith('.js'));
+  metrics.bundles = Object.fromEntries(js.map((f) => {
+    const b = readFileSync(join(assets, f));
+    return [f, { raw: b.length, gzip: gzipSync(b, { level: 9 }).length }];
+  }));
+  metrics.wasmBytes = statSync(join(repo, 'target/wasm32-wasip2/release/kg_web.wasm')).size;
+  const cold = [];
+  for (let i = 0; i < 5; i++) {
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    await p.goto(app, { waitUntil: 'load' });
+    await p.getByLabel('API key').waitFor();
+    cold.push(await p.evaluate(() => ({ interactive: Math.round(performance.getEntriesByType('navigation')[0].domInteractive), load: Math.round(performance.getEntriesByType('navigation')[0].loadEventEnd), rendered: Math.round(performance.now()) })));
+    await ctx.close();
+  }
+  metrics.coldLoads = cold;
+  writeFileSync(join(out, 'metrics.json'), JSON.stringify(metrics, null, 2));
+  console.log(JSON.stringify(metrics, null, 2));
+
+  if (process.argv.includes('--screenshots')) {
+    const keep = join(here, 'screenshots');
+    mkdirSync(keep, { recursive: true });
+    for (const f of shots) copyFileSync(f, join(keep, f.split('/').pop()));
+  }
+} finally {
+  await browser?.close();
+  for (const c of children) c.kill();
+}
+const failed = results.filter((r) => r[1] !== 'ok');
+console.log(`\n${results.length - failed.length} passed, ${failed.length} failed`);
+process.exit(failed.length ? 1 : 0);
