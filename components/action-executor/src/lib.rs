@@ -1,4 +1,4 @@
-//! The action-executor component: binds `kg:agent/action-executor` to kg-actions over the
+//! The action-executor component: binds `kg:action-executor/action-executor` to kg-actions over the
 //! Neo4j Query API. The catalog is validated on load; every execution runs chunked
 //! statements that check and apply atomically (see `kg_actions::statement`).
 
@@ -20,10 +20,10 @@ use serde_json::Value as JsonValue;
 wit_bindgen::generate!({
     path: "../../wit",
     world: "action-executor-component",
-    with: { "kg:agent/types@0.1.0": kg_wit::types },
+    with: { "kg:types/types@0.1.0": kg_wit::types },
 });
 
-use exports::kg::agent::action_executor::{
+use exports::kg::action_executor::action_executor::{
     ActionSpec, ActionSummary, BatchPoll, BatchRun, ExecutionRequest, Guest, GuestBatchRun,
     LogEntry, LogPage, PreconditionCheck, Validation,
 };

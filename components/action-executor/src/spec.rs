@@ -1,6 +1,6 @@
 //! The catalog as the WIT contract describes it.
 
-use crate::exports::kg::agent::action_executor::{
+use crate::exports::kg::action_executor::action_executor::{
     ActionSpec, ActionSummary, EffectSpec, ParameterSpec, PreconditionSpec,
 };
 use kg_actions::catalog::ActionDef;

@@ -8,7 +8,9 @@ use kg_http::actions::{
 };
 use kg_http::query::query_param;
 use kg_http::sse;
-use kg_wit::kg::agent::action_executor::{self as executor, BatchPoll, BatchRun, ExecutionRequest};
+use kg_wit::kg::action_executor::action_executor::{
+    self as executor, BatchPoll, BatchRun, ExecutionRequest,
+};
 use serde_json::{Value, json};
 use spin_sdk::http::{Fields, OutgoingResponse, ResponseOutparam};
 use spin_sdk::http::{Request, Response};

@@ -2,7 +2,7 @@
 //! component. JSON in and out; a bad field is a 400 naming it, before any component runs.
 
 use kg_http::ApiError;
-use kg_wit::kg::agent::retriever::{
+use kg_wit::kg::retriever::retriever::{
     self, ChunkingOptions, ContentType, DocumentInfo, DocumentInput, SearchHit, SearchLeg,
     SearchRequest,
 };

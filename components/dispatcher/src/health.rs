@@ -2,7 +2,10 @@
 //! the key-value store.
 
 use kg_http::health::{KV_PROBE_KEY, KvHealth, KvProbe, report};
-use kg_wit::kg::agent::{action_executor, query_tools, retriever, router, summariser};
+use kg_wit::kg::{
+    action_executor::action_executor, query_tools::query_tools, retriever::retriever,
+    router::router, summariser::summariser,
+};
 use spin_sdk::http::Response;
 use spin_sdk::key_value::Store;
 

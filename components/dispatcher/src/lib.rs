@@ -29,8 +29,8 @@ async fn handle(request: Request, response_out: ResponseOutparam) {
 enum Reply {
     Full(Response),
     Batch(
-        kg_wit::kg::agent::action_executor::ExecutionRequest,
-        kg_wit::kg::agent::action_executor::BatchRun,
+        kg_wit::kg::action_executor::action_executor::ExecutionRequest,
+        kg_wit::kg::action_executor::action_executor::BatchRun,
     ),
     Chat(kg_http::chat::ChatBody),
 }

@@ -1,7 +1,7 @@
 //! `GET /tools` and `POST /tools/{name}` over the query-tools component.
 
 use kg_http::ApiError;
-use kg_wit::kg::agent::{action_executor, query_tools};
+use kg_wit::kg::{action_executor::action_executor, query_tools::query_tools};
 use kg_wit::types::ErrorCode;
 use serde_json::{Value, json};
 use spin_sdk::http::Response;

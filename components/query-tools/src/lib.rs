@@ -1,4 +1,4 @@
-//! The query-tools component: binds `kg:agent/query-tools` to kg-graph-tools over the
+//! The query-tools component: binds `kg:query-tools/query-tools` to kg-graph-tools over the
 //! Neo4j Query API, each request with a deadline (`timed_transport`).
 
 mod timed_transport;
@@ -11,10 +11,10 @@ use timed_transport::TimedTransport;
 wit_bindgen::generate!({
     path: "../../wit",
     world: "query-tools-component",
-    with: { "kg:agent/types@0.1.0": kg_wit::types },
+    with: { "kg:types/types@0.1.0": kg_wit::types },
 });
 
-use exports::kg::agent::query_tools::{Guest, ToolResult, ToolSpec};
+use exports::kg::query_tools::query_tools::{Guest, ToolResult, ToolSpec};
 
 /// Deadline per graph request unless the optional `neo4j_query_timeout_ms` variable says
 /// otherwise (declare it in spin.toml to change it).

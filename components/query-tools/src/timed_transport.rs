@@ -198,8 +198,9 @@ fn transport_error(code: ErrorCode) -> TransportError {
         | ErrorCode::ConnectionLimitReached => TransportErrorKind::Connect,
         _ => TransportErrorKind::Other,
     };
-    TransportError {
-        kind,
-        message: format!("{code:?}"),
-    }
+    let message = match code {
+        ErrorCode::HttpRequestDenied => kg_spin::DENIED.to_string(),
+        code => format!("{code:?}"),
+    };
+    TransportError { kind, message }
 }

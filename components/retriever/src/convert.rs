@@ -1,8 +1,8 @@
 //! This component's export types and kg-wit's (the library's) are generated from the same
 //! WIT records but are distinct Rust types: field-by-field copies.
 
-use crate::exports::kg::agent::retriever as export;
-use kg_wit::kg::agent::retriever as lib;
+use crate::exports::kg::retriever::retriever as export;
+use kg_wit::kg::retriever::retriever as lib;
 
 pub fn document_input(d: export::DocumentInput) -> lib::DocumentInput {
     lib::DocumentInput {

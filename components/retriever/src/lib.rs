@@ -1,4 +1,4 @@
-//! The retriever component: binds `kg:agent/retriever` to kg-retrieval, with the graph and
+//! The retriever component: binds `kg:retriever/retriever` to kg-retrieval, with the graph and
 //! the embeddings endpoint reached over Spin outbound HTTP.
 
 mod convert;
@@ -10,10 +10,10 @@ use kg_wit::types::{ComponentStatus, Error, ErrorCode};
 wit_bindgen::generate!({
     path: "../../wit",
     world: "retriever-component",
-    with: { "kg:agent/types@0.1.0": kg_wit::types },
+    with: { "kg:types/types@0.1.0": kg_wit::types },
 });
 
-use exports::kg::agent::retriever::{
+use exports::kg::retriever::retriever::{
     ChunkingOptions, DocumentInfo, DocumentInput, Guest, IngestReport, SearchRequest,
     SearchResponse,
 };

@@ -1,4 +1,4 @@
-//! The router component: binds `kg:agent/router` to kg-routing, with the LLM reached
+//! The router component: binds `kg:router/router` to kg-routing, with the LLM reached
 //! through Spin outbound HTTP.
 
 use kg_routing::{Decision, Intent as RoutedIntent, Mode};
@@ -7,10 +7,10 @@ use kg_wit::types::{ComponentStatus, Error, ErrorCode};
 wit_bindgen::generate!({
     path: "../../wit",
     world: "router-component",
-    with: { "kg:agent/types@0.1.0": kg_wit::types },
+    with: { "kg:types/types@0.1.0": kg_wit::types },
 });
 
-use exports::kg::agent::router::{Guest, Intent, RouteDecision, RouteRequest, RoutingMode};
+use exports::kg::router::router::{Guest, Intent, RouteDecision, RouteRequest, RoutingMode};
 
 /// Longest message routed; longer ones are refused before any LLM call.
 const MAX_MESSAGE_CHARS: usize = 10_000;

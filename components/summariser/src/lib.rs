@@ -1,4 +1,4 @@
-//! The summariser component: binds `kg:agent/summariser` to kg-summary, with the LLM
+//! The summariser component: binds `kg:summariser/summariser` to kg-summary, with the LLM
 //! reached through Spin outbound HTTP.
 //!
 //! `start` is a first version of streaming: it generates the whole answer (the sync
@@ -14,10 +14,10 @@ use std::collections::VecDeque;
 wit_bindgen::generate!({
     path: "../../wit",
     world: "summariser-component",
-    with: { "kg:agent/types@0.1.0": kg_wit::types },
+    with: { "kg:types/types@0.1.0": kg_wit::types },
 });
 
-use exports::kg::agent::summariser::{
+use exports::kg::summariser::summariser::{
     Answer, AnswerStream, Citation, Guest, GuestAnswerStream, StreamPoll, SummaryRequest,
 };
 

@@ -1,7 +1,7 @@
 //! The action endpoints' request bodies and JSON answers (seed 000 §6.1 shapes).
 
 use crate::ApiError;
-use kg_wit::kg::agent::action_executor::{
+use kg_wit::kg::action_executor::action_executor::{
     ActionSpec, ActionSummary, BatchOptions, ExecutionRequest, LogPage, Validation,
 };
 use kg_wit::types::{BatchSummary, EntityOutcome, FailureReason, PropertyChange};

@@ -6,7 +6,7 @@ use crate::chunking::{self, Format};
 use crate::embeddings::Embed;
 use crate::errors::{graph_error, invalid};
 use crate::schema::{self, METADATA_PREFIX};
-use kg_wit::kg::agent::retriever::{
+use kg_wit::kg::retriever::retriever::{
     ChunkingOptions, ContentType, DocumentInfo, DocumentInput, IngestReport,
 };
 use kg_wit::types::Error;

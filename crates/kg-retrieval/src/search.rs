@@ -8,7 +8,7 @@ use crate::errors::invalid;
 use crate::fulltext_query::lucene_query;
 use crate::fusion::{Weights, fuse};
 use crate::schema::{self, FULLTEXT_INDEX, METADATA_PREFIX, VECTOR_INDEX};
-use kg_wit::kg::agent::retriever::{SearchHit, SearchLeg, SearchRequest, SearchResponse};
+use kg_wit::kg::retriever::retriever::{SearchHit, SearchLeg, SearchRequest, SearchResponse};
 use kg_wit::types::{Error, ErrorCode};
 use neo4j_client::{AccessMode, Client, Neo4jError, Transport, Value};
 use serde_json::{Map, json};

@@ -6,8 +6,9 @@ wit_bindgen::generate!({
     path: "../../wit",
     world: "dispatcher-component",
     additional_derives: [PartialEq, Clone],
+    generate_all,
 });
 
-pub use kg::agent::types;
+pub use kg::types::types;
 
 mod errors;

@@ -6,7 +6,9 @@
 use kg_actions::tools as action_tools;
 use kg_agent_core::approval::ActionPlan;
 use kg_agent_core::react::{Observation, ToolRunner};
-use kg_wit::kg::agent::{action_executor, query_tools, retriever};
+use kg_wit::kg::{
+    action_executor::action_executor, query_tools::query_tools, retriever::retriever,
+};
 use kg_wit::types::Error;
 use llm_client::{ToolCall, ToolSpec};
 use serde_json::{Value, json};
