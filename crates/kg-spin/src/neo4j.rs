@@ -47,6 +47,9 @@ pub async fn send_async(request: HttpRequest) -> Result<HttpResponse, TransportE
     }
 }
 
+/// What a request the host refused means, in the words of the manifest.
+pub const DENIED: &str = "the host denied the request: its origin is not in allowed_outbound_hosts, or this component was not granted outbound HTTP";
+
 fn transport_error(e: SendError) -> TransportError {
     let kind = match &e {
         SendError::Http(code) => match code {
@@ -74,6 +77,8 @@ fn transport_error(e: SendError) -> TransportError {
         SendError::Io(io) => format!(
             "request body could not be sent ({io}): the connection closed, or the host is not in allowed_outbound_hosts"
         ),
+        // Spin answers a refused request with this code before anything is sent.
+        SendError::Http(ErrorCode::HttpRequestDenied) => DENIED.to_string(),
         other => other.to_string(),
     };
     TransportError { kind, message }

@@ -68,7 +68,7 @@ pub fn compose(
     let import_names: Vec<String> = graph.types()[root_world].imports.keys().cloned().collect();
 
     let mut satisfied: std::collections::BTreeMap<String, &str> = Default::default();
-    for (index, dependency) in dependencies.iter().enumerate() {
+    for dependency in dependencies {
         let matched: Vec<&String> = import_names
             .iter()
             .filter(|import| matches_import(dependency.name, import))
@@ -81,15 +81,21 @@ pub fn compose(
             );
         }
         let bytes = apply_deny_adapter(dependency.name, &dependency.bytes, dependency.inherit)?;
-        let package = Package::from_bytes(
-            &format!("devhost:dependency{index}"),
-            None,
-            bytes,
-            graph.types_mut(),
-        )
-        .with_context(|| format!("dependency `{}` is not a valid component", dependency.name))?;
+        // Like Spin: a dependency is registered under the package of its name, so two
+        // dependencies from one package are refused, as `spin up` refuses them.
+        let package_name = registered_package_name(dependency.name);
+        let package = Package::from_bytes(&package_name, None, bytes, graph.types_mut())
+            .with_context(|| {
+                format!("dependency `{}` is not a valid component", dependency.name)
+            })?;
         let world = package.ty();
-        let package_id = graph.register_package(package)?;
+        let package_id = graph.register_package(package).map_err(|e| {
+            anyhow!(
+                "dependency `{}`: {e} (Spin registers each dependency under the package of its \
+                 name, `{package_name}`, so two dependencies may not come from one package)",
+                dependency.name
+            )
+        })?;
         let instance = graph.instantiate(package_id);
         for import in matched {
             if let Some(other) = satisfied.insert(import.clone(), dependency.name) {
@@ -156,6 +162,15 @@ pub fn matches_import(dependency: &str, import: &str) -> bool {
         (None, Some((imp_package, _))) => dep_name == imp_package && version_ok,
         _ => false,
     }
+}
+
+/// The name Spin registers a dependency's package under: the package of an interface or
+/// package name without version (`kg:router/router@0.1.0` → `kg:router`), or a plain name.
+fn registered_package_name(dependency: &str) -> String {
+    let name = versionless(dependency);
+    name.split_once('/')
+        .map_or(name, |(package, _)| package)
+        .to_string()
 }
 
 /// Versionless interface name: `wasi:http/outgoing-handler@0.2.0` → `wasi:http/outgoing-handler`.
@@ -287,25 +302,42 @@ mod tests {
     #[test]
     fn dependency_names_match_imports_like_spin() {
         assert!(matches_import(
-            "kg:agent/router@0.1.0",
-            "kg:agent/router@0.1.0"
+            "kg:router/router@0.1.0",
+            "kg:router/router@0.1.0"
         ));
-        assert!(matches_import("kg:agent/router", "kg:agent/router@0.1.0"));
-        assert!(matches_import("kg:agent", "kg:agent/router@0.1.0"));
-        assert!(matches_import("kg:agent@0.1.0", "kg:agent/retriever@0.1.0"));
+        assert!(matches_import("kg:router/router", "kg:router/router@0.1.0"));
+        assert!(matches_import("kg:router", "kg:router/router@0.1.0"));
+        assert!(matches_import(
+            "kg:retriever@0.1.0",
+            "kg:retriever/retriever@0.1.0"
+        ));
         assert!(matches_import("plain-name", "plain-name"));
 
         assert!(!matches_import(
-            "kg:agent/router@0.2.0",
-            "kg:agent/router@0.1.0"
+            "kg:router/router@0.2.0",
+            "kg:router/router@0.1.0"
         ));
         assert!(!matches_import(
-            "kg:agent/router",
-            "kg:agent/router-two@0.1.0"
+            "kg:router/router",
+            "kg:router/router-two@0.1.0"
         ));
-        assert!(!matches_import("kg:other", "kg:agent/router@0.1.0"));
-        assert!(!matches_import("plain-name", "kg:agent/router@0.1.0"));
-        assert!(!matches_import("kg:agent/router@0.1.0", "kg:agent/router"));
+        assert!(!matches_import("kg:other", "kg:router/router@0.1.0"));
+        assert!(!matches_import("plain-name", "kg:router/router@0.1.0"));
+        assert!(!matches_import(
+            "kg:router/router@0.1.0",
+            "kg:router/router"
+        ));
+    }
+
+    #[test]
+    fn dependencies_register_under_their_package_like_spin() {
+        assert_eq!(
+            registered_package_name("kg:router/router@0.1.0"),
+            "kg:router"
+        );
+        assert_eq!(registered_package_name("kg:agent@0.1.0"), "kg:agent");
+        assert_eq!(registered_package_name("kg:agent/types"), "kg:agent");
+        assert_eq!(registered_package_name("my-dep"), "my-dep");
     }
 
     #[test]

@@ -270,6 +270,18 @@ fn component(
             }
         }
     }
+    // Spin 4 refuses the component-wide switch next to any per-dependency setting.
+    if raw.dependencies_inherit_configuration
+        && let Some((name, _)) = raw
+            .dependencies
+            .iter()
+            .find(|(_, d)| d.inherit_configuration.is_some())
+    {
+        bail!(
+            "`dependencies_inherit_configuration` and dependency `{name}`'s `inherit_configuration` \
+             are mutually exclusive (as in Spin): use one or the other"
+        );
+    }
     let mut dependencies = BTreeMap::new();
     for (name, dep) in raw.dependencies {
         validate_dependency_name(&name)?;
@@ -346,6 +358,17 @@ fn file_mounts(value: &toml::Value, base: &Path) -> Result<Vec<FileMount>> {
         };
         if !destination.starts_with('/') {
             bail!("field `files`: destination `{destination}` must be an absolute path");
+        }
+        // Like Spin: mounts come from inside the application directory (the manifest's).
+        let inside = Path::new(source).is_relative()
+            && !Path::new(source)
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir));
+        if !inside {
+            bail!(
+                "field `files`: source `{source}` is outside the application directory (as in \
+                 Spin, files must be within the directory of spin.toml)"
+            );
         }
         let source = base.join(source);
         if !source.is_dir() {
@@ -432,9 +455,9 @@ key_value_stores = ["default"]
 [component.dispatcher.variables]
 neo4j_origin = "{{ neo4j_origin }}"
 [component.dispatcher.dependencies]
-"kg:agent/router@0.1.0" = { path = "target/kg_router.wasm", inherit_configuration = ["allowed_outbound_hosts", "variables"] }
-"kg:agent/query-tools@0.1.0" = { path = "target/kg_query_tools.wasm" }
-"kg:agent/retriever@0.1.0" = { path = "target/kg_retriever.wasm", inherit_configuration = true }
+"kg:router/router@0.1.0" = { path = "target/kg_router.wasm", inherit_configuration = ["allowed_outbound_hosts", "variables"] }
+"kg:query-tools/query-tools@0.1.0" = { path = "target/kg_query_tools.wasm" }
+"kg:retriever/retriever@0.1.0" = { path = "target/kg_retriever.wasm", inherit_configuration = true }
 [component.dispatcher.build]
 command = "cargo build"
 "#;
@@ -456,31 +479,39 @@ command = "cargo build"
         let d = &m.components["dispatcher"];
         assert_eq!(d.source, Path::new("/app/target/kg_dispatcher.wasm"));
         assert_eq!(d.key_value_stores, ["default"]);
-        let router = &d.dependencies["kg:agent/router@0.1.0"];
+        let router = &d.dependencies["kg:router/router@0.1.0"];
         assert_eq!(router.path, Path::new("/app/target/kg_router.wasm"));
         assert!(router.inherit.includes("variables"));
         assert!(!router.inherit.includes("key_value_stores"));
         assert_eq!(
-            d.dependencies["kg:agent/query-tools@0.1.0"].inherit,
+            d.dependencies["kg:query-tools/query-tools@0.1.0"].inherit,
             Inherit::None
         );
         assert_eq!(
-            d.dependencies["kg:agent/retriever@0.1.0"].inherit,
+            d.dependencies["kg:retriever/retriever@0.1.0"].inherit,
             Inherit::All
         );
     }
 
     #[test]
     fn dependencies_inherit_configuration_is_the_default_for_dependencies() {
-        let text = MANIFEST.replace(
-            "key_value_stores = [\"default\"]",
-            "key_value_stores = [\"default\"]\ndependencies_inherit_configuration = true",
-        );
+        let switch = "key_value_stores = [\"default\"]\ndependencies_inherit_configuration = true";
+        let text = MANIFEST
+            .replace(
+                ", inherit_configuration = [\"allowed_outbound_hosts\", \"variables\"]",
+                "",
+            )
+            .replace(", inherit_configuration = true", "")
+            .replace("key_value_stores = [\"default\"]", switch);
         let m = parse(&text).unwrap();
         assert_eq!(
-            m.components["dispatcher"].dependencies["kg:agent/query-tools@0.1.0"].inherit,
+            m.components["dispatcher"].dependencies["kg:query-tools/query-tools@0.1.0"].inherit,
             Inherit::All
         );
+        // Spin refuses the switch next to any per-dependency setting; so does devhost.
+        let both = MANIFEST.replace("key_value_stores = [\"default\"]", switch);
+        let e = format!("{:#}", parse(&both).unwrap_err());
+        assert!(e.contains("mutually exclusive"), "{e}");
     }
 
     #[test]
@@ -535,7 +566,7 @@ command = "cargo build"
                 "only local `path`",
             ),
             (
-                MANIFEST.replace("\"kg:agent/router@0.1.0\"", "\"Kg:Agent/Router\""),
+                MANIFEST.replace("\"kg:router/router@0.1.0\"", "\"Kg:Agent/Router\""),
                 "Kg:Agent/Router",
             ),
             (
@@ -552,10 +583,10 @@ command = "cargo build"
     #[test]
     fn dependency_names() {
         for ok in [
-            "kg:agent/router@0.1.0",
+            "kg:router/router@0.1.0",
             "kg:agent",
             "kg:agent@0.1.0",
-            "kg:agent/router",
+            "kg:router/router",
             "plain-name",
             "wasi:http/types@0.2.0-rc-1",
         ] {
@@ -597,6 +628,14 @@ command = "cargo build"
                 "not a directory",
             ),
             ("[{ source = \".\", destination = \"d\" }]", "absolute path"),
+            (
+                "[{ source = \"/etc\", destination = \"/d\" }]",
+                "outside the application directory",
+            ),
+            (
+                "[{ source = \"../x\", destination = \"/d\" }]",
+                "outside the application directory",
+            ),
             ("[{ source = \".\" }]", "`source` and `destination`"),
             ("[\"static/**\"]", "only { source"),
         ] {
