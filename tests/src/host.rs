@@ -144,6 +144,9 @@ impl AppHost {
                 command
             }
         };
+        // Its own process group: `spin up` runs the trigger as a child process, which
+        // killing `spin up` alone would leave running (see Drop).
+        command.process_group(0);
         command
             .arg("--listen")
             .arg("127.0.0.1:0")
@@ -172,8 +175,20 @@ impl AppHost {
     }
 
     pub async fn stop(mut self) -> Result<()> {
+        self.kill_group();
         self.child.kill().await?;
         Ok(())
+    }
+
+    /// Kills the host's whole process group (Spin's trigger child included).
+    fn kill_group(&self) {
+        if let Some(pid) = self.child.id().and_then(|p| i32::try_from(p).ok()) {
+            // SAFETY: kill(2) with a negative pid signals that process group; the group is
+            // the one this harness created for the host (process_group(0) above).
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
     }
 
     /// The host process's resident memory, from /proc (Linux), in KiB.
@@ -199,6 +214,12 @@ impl AppHost {
             .send()
             .await?;
         decode(response).await
+    }
+}
+
+impl Drop for AppHost {
+    fn drop(&mut self) {
+        self.kill_group();
     }
 }
 

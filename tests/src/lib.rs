@@ -43,14 +43,6 @@ pub fn manifest_is_composed() -> bool {
         .unwrap_or(false)
 }
 
-/// The folder of the served manifest (the catalog mount lives there).
-pub fn app_dir() -> PathBuf {
-    app_manifest()
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(workspace)
-}
-
 /// This run's manifest, rewritten with absolute paths so a copy works from anywhere;
 /// `edit` may change it further (e.g. allowed hosts or inheritance) for a test.
 pub fn manifest_variant(dir: &Path, edit: impl FnOnce(String) -> String) -> Result<PathBuf> {
@@ -65,14 +57,16 @@ pub fn manifest_variant_of(
 ) -> Result<PathBuf> {
     let text = std::fs::read_to_string(manifest)?;
     let base = manifest.parent().context("a manifest has a folder")?;
-    let text = absolute_paths(&text, base);
+    let text = absolute_paths(&text, base, dir)?;
     let path = dir.join("spin.toml");
     std::fs::write(&path, edit(text))?;
     Ok(path)
 }
 
-/// Every relative `source = "…"` and `path = "…"` made absolute against `base`.
-fn absolute_paths(text: &str, base: &Path) -> String {
+/// Every relative `source = "…"` and `path = "…"` made absolute against `base`, except
+/// `files` mounts (`{ source = "…"`): Spin takes those only from inside the manifest's
+/// folder, so each is copied into `dir` under the same relative name instead.
+fn absolute_paths(text: &str, base: &Path, dir: &Path) -> Result<String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     loop {
@@ -82,16 +76,34 @@ fn absolute_paths(text: &str, base: &Path) -> String {
             .min();
         let Some((at, len)) = next else {
             out.push_str(rest);
-            return out;
+            return Ok(out);
         };
+        let is_mount = rest[at..].starts_with("source") && rest[..at].trim_end().ends_with('{');
         let value_start = at + len;
         out.push_str(&rest[..value_start]);
         rest = &rest[value_start..];
-        if !rest.starts_with('/') {
+        let value = rest.split('"').next().unwrap_or_default();
+        if is_mount {
+            copy_dir(&base.join(value), &dir.join(value))?;
+        } else if !rest.starts_with('/') {
             out.push_str(&base.display().to_string());
             out.push('/');
         }
     }
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
 }
 
 /// A server that answers nothing useful but records every request: proves that a request

@@ -737,18 +737,15 @@ async fn setup_creates_the_lookup_indexes_once() {
 async fn the_catalog_comes_from_the_files_mount() {
     let graph = kg_e2e::Devgraph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mounted = dir.path().join("catalog");
+    // Inside the manifest's folder (Spin mounts nothing from outside it).
+    let mounted = dir.path().join("cut-catalog");
     std::fs::create_dir(&mounted).unwrap();
     let full = std::fs::read_to_string(kg_e2e::workspace().join("catalog/actions.toml")).unwrap();
     // Keep the entity declarations and only the first action (approve).
     let cut = full.match_indices("[[actions]]").nth(1).unwrap().0;
     std::fs::write(mounted.join("actions.toml"), &full[..cut]).unwrap();
     let manifest = kg_e2e::manifest_variant(dir.path(), |text| {
-        let workspace_catalog = kg_e2e::app_dir().join("catalog");
-        text.replace(
-            &format!("source = \"{}\"", workspace_catalog.display()),
-            &format!("source = \"{}\"", mounted.display()),
-        )
+        text.replace("source = \"catalog\"", "source = \"cut-catalog\"")
     })
     .unwrap();
     let host = AppHost::start(&manifest, &dir.path().join("kv.db"), &graph.variables())

@@ -25,7 +25,7 @@ async fn an_import_nobody_provides_is_refused_by_name() {
     // Drop the summariser dependency: the dispatcher's import of it is left unsatisfied.
     let manifest = manifest_variant(dir.path(), |m| {
         m.lines()
-            .filter(|l| !l.starts_with("\"kg:agent/summariser@0.1.0\""))
+            .filter(|l| !l.starts_with("\"kg:summariser/summariser@0.1.0\""))
             .collect::<Vec<_>>()
             .join("\n")
     })
@@ -34,7 +34,7 @@ async fn an_import_nobody_provides_is_refused_by_name() {
         .await
         .unwrap()
         .expect_err("must be refused");
-    assert!(err.contains("kg:agent/summariser@0.1.0"), "{err}");
+    assert!(err.contains("kg:summariser/summariser@0.1.0"), "{err}");
     assert!(err.contains("devhost does not provide"), "{err}");
 }
 
@@ -42,14 +42,14 @@ async fn an_import_nobody_provides_is_refused_by_name() {
 async fn a_dependency_matching_no_import_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let manifest = manifest_variant(dir.path(), |m| {
-        m.replace("\"kg:agent/router@0.1.0\"", "\"kg:agent/rooter@0.1.0\"")
+        m.replace("\"kg:router/router@0.1.0\"", "\"kg:router/rooter@0.1.0\"")
     })
     .unwrap();
     let err = check(&manifest)
         .await
         .unwrap()
         .expect_err("must be refused");
-    assert!(err.contains("kg:agent/rooter@0.1.0"), "{err}");
+    assert!(err.contains("kg:router/rooter@0.1.0"), "{err}");
     assert!(err.contains("doesn't match any import"), "{err}");
 }
 

@@ -156,12 +156,20 @@ async fn a_dependency_that_does_not_inherit_outbound_hosts_cannot_send_requests(
     }
     let recorder = recording_server().await;
     let dir = tempfile::tempdir().unwrap();
+    // Spin 4's per-dependency grants (exclusive with the component-wide switch): the three
+    // dependencies that talk to the graph get variables only; router and summariser (whose
+    // health checks send nothing) get everything.
     let manifest = manifest_variant(dir.path(), |m| {
-        m.replace(
-            r#"kg_query_tools.wasm" }"#,
-            // A Spin 4 per-dependency override of the component-wide default.
-            r#"kg_query_tools.wasm", inherit_configuration = ["variables"] }"#,
-        )
+        let mut m = m
+            .replace("dependencies_inherit_configuration = true\n", "")
+            .replace(".wasm\" }", ".wasm\", inherit_configuration = true }");
+        for graph_user in ["kg_query_tools", "kg_action_executor", "kg_retriever"] {
+            m = m.replace(
+                &format!(r#"{graph_user}.wasm", inherit_configuration = true }}"#),
+                &format!(r#"{graph_user}.wasm", inherit_configuration = ["variables"] }}"#),
+            );
+        }
+        m
     })
     .unwrap();
     let host = AppHost::start(
@@ -175,11 +183,21 @@ async fn a_dependency_that_does_not_inherit_outbound_hosts_cannot_send_requests(
     match host.kind {
         // devhost's deny adapter traps the call: the request fails as a whole.
         HostKind::Devhost => assert_eq!(status, 500),
-        // Spin's returns an error value, which the component reports.
+        // Spin's returns an error value, which each component reports.
         HostKind::Spin => {
             assert_eq!(status, 503, "{health}");
-            let graph = check(component(&health, "query-tools"), "graph");
-            assert_eq!(graph["ok"], false, "{graph}");
+            for name in ["query-tools", "action-executor", "retriever"] {
+                let graph = check(component(&health, name), "graph");
+                assert_eq!(graph["ok"], false, "{graph}");
+                assert!(
+                    graph["detail"]
+                        .to_string()
+                        .contains("allowed_outbound_hosts"),
+                    "{graph}"
+                );
+                // Variables were granted: the configuration still resolves.
+                assert_eq!(check(component(&health, name), "configuration")["ok"], true);
+            }
         }
     }
     // Either way nothing reaches the network.

@@ -101,6 +101,8 @@ async fn the_app_pushed_to_an_oci_registry_runs_with_spin_up_from_the_reference(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
+        // `spin up` runs the trigger as a child: kill the whole group at the end.
+        .process_group(0)
         .kill_on_drop(true);
     for (name, value) in graph.variables() {
         command.arg("--variable").arg(format!("{name}={value}"));
@@ -129,5 +131,11 @@ async fn the_app_pushed_to_an_oci_registry_runs_with_spin_up_from_the_reference(
         health.to_string().contains("from /catalog/actions.toml"),
         "{health}"
     );
+    if let Some(pid) = app.id().and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: signals the process group created for `spin up` above.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
     app.kill().await.unwrap();
 }
