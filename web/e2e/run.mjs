@@ -52,6 +52,24 @@ function start(cmd, args) {
   });
 }
 
+function batchBody(n) {
+  const ev = (kind, data) => `event: ${kind}\ndata: ${JSON.stringify({ ...data, type: kind })}\n\n`;
+  const targets = Array.from({ length: n }, (_, i) => ({ entity_id: `PO-${String(i + 1).padStart(5, '0')}` }));
+  let body = ev('conversation_id', { id: 'batch' }) + ev('action_plan', { plan: { entity_type: 'PurchaseOrder', action_name: 'makePayment', target_count: n, targets, parameters: {} } });
+  const failures = [];
+  for (let i = 0; i < n; i++) {
+    const ok = i % 5 !== 4;
+    body += ev('action_progress', { completed: i + 1, total: n, entity_id: targets[i].entity_id, success: ok });
+    if (!ok) {
+      const f = { entity_id: targets[i].entity_id, success: false, error: 'Insufficient funds', reason: 'precondition_failed' };
+      failures.push(f);
+      body += ev('action_error', f);
+    }
+  }
+  body += ev('action_complete', { results: { total: n, succeeded: n - failures.length, failed: failures.length, successes: [], failures } });
+  return body + ev('content_start', {}) + ev('content', { content: 'Done.' }) + ev('done', {});
+}
+
 async function cypher(graph, statement) {
   const res = await fetch(`${graph}/db/neo4j/query/v2`, {
     method: 'POST',
@@ -258,6 +276,7 @@ try {
     await p.route('**/chat/stream', (route) => {
       if (mode === 'llm') return route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'llm_unavailable', message: 'down' } }) });
       if (mode === 'cut') return route.fulfill({ status: 200, contentType: 'text/event-stream', body: 'event: thinking\ndata: {"display_name":"Working"}\n\nevent: bogus\ndata: {}\n\nevent: content\ndata: {"content":"Half an ans"}\n\n' });
+      if (mode === 'batch') return route.fulfill({ status: 200, contentType: 'text/event-stream', body: batchBody(500) });
       return route.fulfill({ status: 429, contentType: 'application/json', body: '{}' });
     });
     await p.goto(app);
@@ -277,6 +296,22 @@ try {
     await ask('three');
     await p.getByText('Too many requests (429)').waitFor();
     await shot(p, '11-errors');
+    // Frames per second while a 500-item batch's progress events are applied (delivered in
+    // one burst: the worst case for the main thread).
+    mode = 'batch';
+    await p.evaluate(() => {
+      window.__frames = 0;
+      const tick = () => {
+        window.__frames++;
+        requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    });
+    const t0 = await p.evaluate(() => [performance.now(), window.__frames]);
+    await ask('pay 500');
+    await p.getByText('400 succeeded · 100 failed · 0 pending').waitFor({ timeout: 30000 });
+    const t1 = await p.evaluate(() => [performance.now(), window.__frames]);
+    metrics.batch500 = { ms: Math.round(t1[0] - t0[0]), frames: t1[1] - t0[1], fps: Math.round(((t1[1] - t0[1]) * 1000) / (t1[0] - t0[0])) };
     await ctx.close();
   });
 

@@ -1,10 +1,13 @@
-import { render } from 'preact';
+import { options, render } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError, authHeaders, chatStream, loadKey, setKey } from './api';
 import { browserLang, errorText, strings, type Lang, type Strings } from './i18n';
 import { renderMarkdown } from './markdown';
 import { endOfStream, initialTurn, reduce, reportCounts, type GraphData, type TurnState } from './reducer';
 import './style.css';
+
+// At most one render per frame: a batch streams hundreds of progress events in a burst.
+options.debounceRendering = (cb) => (document.hidden ? setTimeout(cb) : requestAnimationFrame(cb));
 
 type Page = 'chat' | 'actions' | 'documents' | 'status';
 const PAGES: Page[] = ['chat', 'actions', 'documents', 'status'];

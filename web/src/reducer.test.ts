@@ -106,6 +106,8 @@ describe('reduce', () => {
 
   it('counts reports by their lists', () => {
     expect(reportCounts({ total: 5, succeeded: 3, failed: 2, successes: [1, 2, 3], failures: [1, 2] })).toEqual({ completed: 5, total: 5, succeeded: 3, failed: 2 });
+    expect(reportCounts({ total: 500, succeeded: 400, failed: 100, successes: [], failures: [] })).toEqual({ completed: 500, total: 500, succeeded: 400, failed: 100 });
+    expect(reportCounts({ successes: [1], failures: [1, 2] })).toEqual({ completed: 3, total: 3, succeeded: 1, failed: 2 });
     expect(reportCounts(null)).toBeUndefined();
   });
 });

@@ -127,10 +127,10 @@ export function parsePlan(v: unknown): Plan | undefined {
 /** Counts of an action report (`action_complete`'s `results`, or `/chat/approve`'s `actions`). */
 export function reportCounts(report: unknown): Progress | undefined {
   if (!isObj(report)) return undefined;
-  const s = report.successes ?? report.succeeded;
-  const f = report.failures ?? report.failed;
-  const succeeded = Array.isArray(s) ? s.length : num(s, num(report.success_count));
-  const failed = Array.isArray(f) ? f.length : num(f, num(report.failure_count));
+  // The counts when given (the lists may be cut short), else the lists' lengths.
+  const count = (n: unknown, list: unknown) => (typeof n === 'number' ? num(n) : Array.isArray(list) ? list.length : 0);
+  const succeeded = count(report.succeeded, report.successes);
+  const failed = count(report.failed, report.failures);
   const total = num(report.total, succeeded + failed);
   return { completed: succeeded + failed, total, succeeded, failed };
 }
