@@ -276,6 +276,11 @@ try {
     await p.route('**/chat/stream', (route) => {
       if (mode === 'llm') return route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'llm_unavailable', message: 'down' } }) });
       if (mode === 'cut') return route.fulfill({ status: 200, contentType: 'text/event-stream', body: 'event: thinking\ndata: {"display_name":"Working"}\n\nevent: bogus\ndata: {}\n\nevent: content\ndata: {"content":"Half an ans"}\n\n' });
+      if (mode === 'approval') {
+        const all = batchBody(30).split('\n\n');
+        const head = all.filter((f) => f.includes('event: conversation_id') || f.includes('event: action_plan')).join('\n\n');
+        return route.fulfill({ status: 200, contentType: 'text/event-stream', body: `${head}\n\nevent: approval_required\ndata: {"approval_token":"tok-1","reason":"30 orders","plan":{}}\n\nevent: done\ndata: {}\n\n` });
+      }
       if (mode === 'batch') return route.fulfill({ status: 200, contentType: 'text/event-stream', body: batchBody(500) });
       return route.fulfill({ status: 429, contentType: 'application/json', body: '{}' });
     });
@@ -296,6 +301,17 @@ try {
     await ask('three');
     await p.getByText('Too many requests (429)').waitFor();
     await shot(p, '11-errors');
+    // A streamed approval (when the dispatcher streams /chat/approve): live progress.
+    await p.route('**/chat/approve', (route) => {
+      const body = JSON.parse(route.request().postData() ?? '{}');
+      assert.equal(body.approval_token, 'tok-1');
+      const frames = batchBody(30).split('\n\n').filter((f) => !f.includes('event: conversation_id') && !f.includes('event: action_plan'));
+      return route.fulfill({ status: 200, contentType: 'text/event-stream', body: frames.join('\n\n') });
+    });
+    mode = 'approval';
+    await ask('pay 30');
+    await p.getByRole('button', { name: 'Approve' }).click();
+    await p.getByText('24 succeeded · 6 failed · 0 pending').waitFor();
     // Frames per second while a 500-item batch's progress events are applied (delivered in
     // one burst: the worst case for the main thread).
     mode = 'batch';
@@ -310,6 +326,7 @@ try {
     const t0 = await p.evaluate(() => [performance.now(), window.__frames]);
     await ask('pay 500');
     await p.getByText('400 succeeded · 100 failed · 0 pending').waitFor({ timeout: 30000 });
+    await shot(p, '12-batch-500');
     const t1 = await p.evaluate(() => [performance.now(), window.__frames]);
     metrics.batch500 = { ms: Math.round(t1[0] - t0[0]), frames: t1[1] - t0[1], fps: Math.round(((t1[1] - t0[1]) * 1000) / (t1[0] - t0[0])) };
     await ctx.close();

@@ -98,3 +98,25 @@ export async function* chatStream(
   if (!res.body) throw new ApiError(res.status, 'no_body', 'empty response');
   yield* readSse(res.body);
 }
+
+/** POST /chat/approve. Asks for a stream (live batch progress) and takes JSON as well: the
+ * dispatcher answers JSON today; a streamed answer is read as the agent's events. */
+export async function approveTurn(
+  body: { approval_token: string; approve: boolean },
+): Promise<{ json: Record<string, unknown> } | { events: AsyncGenerator<SseMessage> }> {
+  let res: Response;
+  try {
+    res = await fetch('/chat/approve', {
+      method: 'POST',
+      headers: headers({ 'content-type': 'application/json', accept: 'text/event-stream, application/json' }),
+      body: JSON.stringify(body),
+    });
+  } catch (e) {
+    throw new ApiError(0, 'network', String(e));
+  }
+  if (!res.ok) throw await failure(res);
+  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream') && res.body) {
+    return { events: readSse(res.body) };
+  }
+  return { json: (await res.json()) as Record<string, unknown> };
+}

@@ -1,6 +1,6 @@
 import { options, render } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, ApiError, authHeaders, chatStream, loadKey, setKey } from './api';
+import { api, ApiError, approveTurn, authHeaders, chatStream, loadKey, setKey } from './api';
 import { browserLang, errorText, strings, type Lang, type Strings } from './i18n';
 import { renderMarkdown } from './markdown';
 import { endOfStream, initialTurn, reduce, reportCounts, type GraphData, type TurnState } from './reducer';
@@ -207,7 +207,17 @@ function Chat({ t, dark }: { t: Strings; dark: boolean }) {
     if (!token) return;
     update(i, (x) => ({ ...x, approving: true }));
     try {
-      const r = await api<Record<string, unknown>>('POST', '/chat/approve', { approval_token: token, approve });
+      const answer = await approveTurn({ approval_token: token, approve });
+      if ('events' in answer) {
+        update(i, (x) => ({ ...x, approving: false, decided: approve ? 'approved' : 'rejected', state: { ...x.state, status: 'streaming' } }));
+        for await (const m of answer.events) {
+          const now = performance.now();
+          update(i, (x) => ({ ...x, state: reduce(x.state, m.event, m.data, now) }));
+        }
+        update(i, (x) => ({ ...x, approving: false, state: endOfStream(x.state, 'eof', performance.now()) }));
+        return;
+      }
+      const r = answer.json;
       const counts = reportCounts(r.actions);
       update(i, (x) => ({
         ...x,
