@@ -281,6 +281,12 @@ try {
         const head = all.filter((f) => f.includes('event: conversation_id') || f.includes('event: action_plan')).join('\n\n');
         return route.fulfill({ status: 200, contentType: 'text/event-stream', body: `${head}\n\nevent: approval_required\ndata: {"approval_token":"tok-1","reason":"30 orders","plan":{}}\n\nevent: done\ndata: {}\n\n` });
       }
+      if (mode === 'biggraph') {
+        const n = 1000;
+        const nodes = Array.from({ length: n }, (_, i) => ({ id: `N${i}`, labels: [['Supplier', 'Product', 'PurchaseOrder', 'Invoice'][i % 4]], caption: `N${i}` }));
+        const edges = Array.from({ length: 1500 }, (_, i) => ({ id: `E${i}`, type: 'REL', source: `N${i % n}`, target: `N${(i * 7 + 1) % n}` }));
+        return route.fulfill({ status: 200, contentType: 'text/event-stream', body: `event: graph_data\ndata: ${JSON.stringify({ nodes, edges })}\n\nevent: content\ndata: {"content":"Big."}\n\nevent: done\ndata: {}\n\n` });
+      }
       if (mode === 'batch') return route.fulfill({ status: 200, contentType: 'text/event-stream', body: batchBody(500) });
       return route.fulfill({ status: 429, contentType: 'application/json', body: '{}' });
     });
@@ -329,6 +335,36 @@ try {
     await shot(p, '12-batch-500');
     const t1 = await p.evaluate(() => [performance.now(), window.__frames]);
     metrics.batch500 = { ms: Math.round(t1[0] - t0[0]), frames: t1[1] - t0[1], fps: Math.round(((t1[1] - t0[1]) * 1000) / (t1[0] - t0[0])) };
+    // A 1,000-node graph: time to draw it, and frames per second while zooming and panning.
+    mode = 'biggraph';
+    await p.getByRole('button', { name: /New chat/ }).click();
+    const g0 = Date.now();
+    await ask('big graph');
+    await p.getByText('Graph (1000 / 1500)').waitFor({ timeout: 30000 });
+    await p.locator('.graph canvas').first().waitFor();
+    await p.getByText('Loading graph view').waitFor({ state: 'detached', timeout: 30000 });
+    const drawn = Date.now() - g0;
+    const box = await p.locator('.graph .cy').boundingBox();
+    await p.evaluate(() => {
+      window.__frames = 0;
+      const tick = () => {
+        window.__frames++;
+        requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    });
+    const f0 = await p.evaluate(() => [performance.now(), window.__frames]);
+    await p.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    for (let i = 0; i < 10; i++) {
+      await p.mouse.wheel(0, i % 2 ? 120 : -120);
+      await p.mouse.down();
+      await p.mouse.move(box.x + box.width / 2 + 40 * (i % 3), box.y + box.height / 2 + 20, { steps: 5 });
+      await p.mouse.up();
+    }
+    const f1 = await p.evaluate(() => [performance.now(), window.__frames]);
+    metrics.graph1000 = { drawnMs: drawn, interactionFps: Math.round(((f1[1] - f0[1]) * 1000) / (f1[0] - f0[0])) };
+    await p.locator('.graph').scrollIntoViewIfNeeded();
+    await shot(p, '13-graph-1000');
     await ctx.close();
   });
 
@@ -377,7 +413,8 @@ try {
   if (process.argv.includes('--screenshots')) {
     const keep = join(here, 'screenshots');
     mkdirSync(keep, { recursive: true });
-    for (const f of shots) copyFileSync(f, join(keep, f.split('/').pop()));
+    const readme = ['02-chat-answer.png', '03-graph.png', '05-batch-report.png', '09-chinese-dark.png'];
+    for (const f of shots) if (readme.includes(f.split('/').pop())) copyFileSync(f, join(keep, f.split('/').pop()));
   }
 } finally {
   await browser?.close();

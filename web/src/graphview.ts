@@ -47,6 +47,8 @@ export function mountGraph(
           'background-color': 'data(colour)',
           label: 'data(label)',
           'font-size': 10,
+          // Labels only once zoomed in far enough to read them (large graphs stay legible).
+          'min-zoomed-font-size': 7,
           color: dark ? '#e6e6e6' : '#222',
           'text-valign': 'bottom',
           'text-margin-y': 3,
@@ -65,6 +67,7 @@ export function mountGraph(
           'curve-style': data.edges.length > 1000 ? 'haystack' : 'bezier',
           label: data.edges.length > 300 ? '' : 'data(label)',
           'font-size': 7,
+          'min-zoomed-font-size': 7,
           color: dark ? '#aaa' : '#666',
         },
       },
