@@ -168,6 +168,9 @@ try {
     assert.match(caption, /Graph \(\d+ \/ \d+\)/);
     assert.ok(authHeaders.some(([u, a]) => u.endsWith('/chat/stream') && a === 'Bearer test-key-123'), JSON.stringify(authHeaders));
     assert.ok(authHeaders.every(([u]) => !u.includes('test-key')));
+    // A cited entity links to its node in the graph.
+    await page.locator('.md a', { hasText: 'PO-0003' }).first().click();
+    await page.locator('.node-info').getByText('PO-0003').first().waitFor();
     await page.locator('.steps summary').first().click();
     await shot(page, '02-chat-answer');
     await page.locator('.graph').scrollIntoViewIfNeeded();

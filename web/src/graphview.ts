@@ -13,6 +13,7 @@ function colour(label: string): string {
 
 export interface GraphHandle {
   destroy(): void;
+  select(id: string): void;
 }
 
 export function mountGraph(
@@ -81,5 +82,14 @@ export function mountGraph(
   cy.on('tap', (e) => {
     if (e.target === cy) onSelect(undefined);
   });
-  return { destroy: () => cy.destroy() };
+  return {
+    destroy: () => cy.destroy(),
+    select: (id: string) => {
+      const node = cy.getElementById(id);
+      if (node.empty()) return;
+      cy.$(':selected').unselect();
+      node.select();
+      cy.animate({ center: { eles: node }, zoom: Math.max(cy.zoom(), 1.2) }, { duration: 200 });
+    },
+  };
 }

@@ -156,6 +156,8 @@ function Chat({ t, dark }: { t: Strings; dark: boolean }) {
   const [input, setInput] = useState('');
   const [busy, setBusy] = useState(false);
   const [graph, setGraph] = useState<GraphData | undefined>();
+  // A cited entity to show in the graph (an object, so citing the same id again re-focuses).
+  const [focus, setFocus] = useState<{ id: string } | undefined>();
   const abort = useRef<AbortController | null>(null);
   const bottom = useRef<HTMLDivElement>(null);
 
@@ -311,9 +313,9 @@ function Chat({ t, dark }: { t: Strings; dark: boolean }) {
       <section class="thread" aria-live="polite">
         {turns.length === 0 && <p class="muted">{t.empty}</p>}
         {turns.map((turn, i) => (
-          <TurnView key={i} t={t} turn={turn} onDecide={(ok) => decide(i, ok)} />
+          <TurnView key={i} t={t} turn={turn} onDecide={(ok) => decide(i, ok)} onCite={(id) => setFocus({ id })} />
         ))}
-        {graph && graph.nodes.length > 0 && <GraphPanel t={t} data={graph} dark={dark} />}
+        {graph && graph.nodes.length > 0 && <GraphPanel t={t} data={graph} dark={dark} focus={focus} />}
         <div ref={bottom} />
       </section>
       <form
@@ -348,13 +350,34 @@ function Chat({ t, dark }: { t: Strings; dark: boolean }) {
   );
 }
 
-function Markdown({ text }: { text: string }) {
-  const html = useMemo(() => renderMarkdown(text), [text]);
-  return <div class="md" dangerouslySetInnerHTML={{ __html: html }} />;
+function Markdown({ text, ids, onCite }: { text: string; ids: Map<string, string>; onCite: (id: string) => void }) {
+  const html = useMemo(() => renderMarkdown(text, ids), [text, ids]);
+  return (
+    <div
+      class="md"
+      onClick={(e) => {
+        const a = (e.target as HTMLElement).closest?.('a');
+        const href = a?.getAttribute('href') ?? '';
+        if (href.startsWith('#node:')) {
+          e.preventDefault();
+          onCite(href.slice('#node:'.length));
+        }
+      }}
+      dangerouslySetInnerHTML={{ __html: html }}
+    />
+  );
 }
 
-function TurnView({ t, turn, onDecide }: { t: Strings; turn: Turn; onDecide: (ok: boolean) => void }) {
+function TurnView({ t, turn, onDecide, onCite }: { t: Strings; turn: Turn; onDecide: (ok: boolean) => void; onCite: (id: string) => void }) {
   const s = turn.state;
+  const ids = useMemo(() => {
+    const m = new Map<string, string>();
+    for (const n of s.graph?.nodes ?? []) {
+      m.set(n.id, n.id);
+      if (n.caption) m.set(n.caption, n.id);
+    }
+    return m;
+  }, [s.graph]);
   return (
     <article class="turn">
       {turn.question && <p class="question">{turn.question}</p>}
@@ -385,7 +408,7 @@ function TurnView({ t, turn, onDecide }: { t: Strings; turn: Turn; onDecide: (ok
         </details>
       )}
       {s.plan && <PlanCard t={t} turn={turn} onDecide={onDecide} />}
-      {s.text && <Markdown text={s.text} />}
+      {s.text && <Markdown text={s.text} ids={ids} onCite={onCite} />}
       {s.status === 'streaming' && !s.text && <p class="muted typing">…</p>}
       {s.error && (
         <p class="error" role="alert">
@@ -496,29 +519,41 @@ function PlanCard({ t, turn, onDecide }: { t: Strings; turn: Turn; onDecide: (ok
   );
 }
 
-function GraphPanel({ t, data, dark }: { t: Strings; data: GraphData; dark: boolean }) {
+function GraphPanel({ t, data, dark, focus }: { t: Strings; data: GraphData; dark: boolean; focus?: { id: string } }) {
   const box = useRef<HTMLDivElement>(null);
+  const section = useRef<HTMLElement>(null);
+  const handle = useRef<import('./graphview').GraphHandle | undefined>(undefined);
   const [loading, setLoading] = useState(true);
   const [selected, setSelected] = useState<string | undefined>();
   useEffect(() => {
-    let handle: { destroy(): void } | undefined;
     let live = true;
     import('./graphview').then(({ mountGraph }) => {
       if (!live || !box.current) return;
-      handle = mountGraph(box.current, data, dark, setSelected);
+      handle.current = mountGraph(box.current, data, dark, setSelected);
       setLoading(false);
     });
     return () => {
       live = false;
-      handle?.destroy();
+      handle.current?.destroy();
+      handle.current = undefined;
     };
   }, [data, dark]);
+  useEffect(() => {
+    if (!focus) return;
+    setSelected(focus.id);
+    handle.current?.select(focus.id);
+    section.current?.scrollIntoView?.({ block: 'nearest' });
+  }, [focus, loading]);
   const node = data.nodes.find((n) => n.id === selected);
   const neighbours = selected
-    ? data.edges.filter((e) => e.source === selected || e.target === selected).map((e) => `${e.type} → ${e.source === selected ? e.target : e.source}`)
+    ? data.edges.filter((e) => e.source === selected || e.target === selected).map((e) => {
+          const other = e.source === selected ? e.target : e.source;
+          const name = data.nodes.find((n) => n.id === other)?.caption || other;
+          return e.source === selected ? `${e.type} → ${name}` : `${name} → ${e.type}`;
+        })
     : [];
   return (
-    <section class="card graph" aria-label={t.graph}>
+    <section class="card graph" aria-label={t.graph} ref={section}>
       <h3>
         {t.graph} ({data.nodes.length} / {data.edges.length})
       </h3>
