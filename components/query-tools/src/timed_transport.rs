@@ -63,30 +63,41 @@ impl Transport for TimedTransport {
         let future = outgoing_handler::handle(outgoing, Some(options)).map_err(transport_error)?;
 
         // The body goes after the request has started, as spin-sdk does: a body larger than
-        // the host's buffer could otherwise block before anything is sent.
+        // the host's buffer could otherwise block before anything is sent. A server may
+        // answer before it has read the body (Neo4j and devgraph send 401 for bad
+        // credentials at once) and close the connection: a failed write is then only
+        // reported if no answer comes.
+        let mut write_error = None;
         {
             let stream = body
                 .write()
                 .map_err(|()| other("request body stream unavailable".into()))?;
             for chunk in request.body.as_deref().unwrap_or_default().chunks(4096) {
-                stream.blocking_write_and_flush(chunk).map_err(|e| {
-                    TransportError {
+                if let Err(e) = stream.blocking_write_and_flush(chunk) {
+                    write_error = Some(TransportError {
                         kind: TransportErrorKind::Connect,
-                        message: format!("request body could not be sent: {e:?} (the connection closed, or the host is not in allowed_outbound_hosts)"),
-                    }
-                })?;
+                        message: format!(
+                            "request body could not be sent: {e:?} (the connection closed, or the host is not in allowed_outbound_hosts)"
+                        ),
+                    });
+                    break;
+                }
             }
         }
-        OutgoingBody::finish(body, None).map_err(transport_error)?;
+        if write_error.is_none() {
+            OutgoingBody::finish(body, None).map_err(transport_error)?;
+        } else {
+            drop(body);
+        }
 
         // Wait for the answer or the deadline, whichever comes first: this holds even on
         // a host that ignores the request options.
         if !ready_in_time(&future.subscribe(), remaining(started, deadline_ns)) {
-            return Err(timeout(deadline_ns));
+            return Err(write_error.unwrap_or_else(|| timeout(deadline_ns)));
         }
         let response = match future.get() {
             Some(Ok(Ok(response))) => response,
-            Some(Ok(Err(code))) => return Err(transport_error(code)),
+            Some(Ok(Err(code))) => return Err(write_error.unwrap_or_else(|| transport_error(code))),
             Some(Err(())) | None => return Err(other("the response was already taken".into())),
         };
         let status = response.status();

@@ -36,7 +36,18 @@ pub async fn handle(
     } else {
         Format::Plain
     };
-    match route(server, request, format).await {
+    // The whole body is read before anything is answered, as Neo4j's HTTP server does: a
+    // 401 sent while the client is still writing its body makes the client's write fail
+    // and hides the 401 from it.
+    let (parts, body) = request.into_parts();
+    let bytes = match Limited::new(body, MAX_BODY).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            let error = Neo4jError::bad_request(format!("could not read the request body: {e}"));
+            return respond(error.status, &error.body(), Format::Plain);
+        }
+    };
+    match route(server, Request::from_parts(parts, bytes), format).await {
         Ok((status, body)) => respond(status, &body, format),
         Err(e) => respond(e.status, &e.body(), Format::Plain),
     }
@@ -59,7 +70,7 @@ fn respond(status: u16, body: &Json, format: Format) -> Response<Body> {
 
 async fn route(
     server: Arc<Server>,
-    request: Request<hyper::body::Incoming>,
+    request: Request<Bytes>,
     format: Format,
 ) -> Result<(u16, Json), Neo4jError> {
     let method = request.method().clone();
@@ -144,7 +155,7 @@ async fn route(
     })?
 }
 
-fn authorize(server: &Server, request: &Request<hyper::body::Incoming>) -> Result<(), Neo4jError> {
+fn authorize(server: &Server, request: &Request<Bytes>) -> Result<(), Neo4jError> {
     let header = request
         .headers()
         .get(hyper::header::AUTHORIZATION)
@@ -164,14 +175,8 @@ fn authorize(server: &Server, request: &Request<hyper::body::Incoming>) -> Resul
     }
 }
 
-async fn read_json(
-    request: Request<hyper::body::Incoming>,
-) -> Result<Map<String, Json>, Neo4jError> {
-    let bytes = Limited::new(request.into_body(), MAX_BODY)
-        .collect()
-        .await
-        .map_err(|e| Neo4jError::bad_request(format!("could not read the request body: {e}")))?
-        .to_bytes();
+async fn read_json(request: Request<Bytes>) -> Result<Map<String, Json>, Neo4jError> {
+    let bytes = request.into_body();
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Map::new());
     }
@@ -206,7 +211,7 @@ fn percent_decode(segment: &str) -> String {
 }
 
 /// Neo4j's discovery document, pointing at this server.
-fn discovery(request: &Request<hyper::body::Incoming>) -> Json {
+fn discovery(request: &Request<Bytes>) -> Json {
     let host = request
         .headers()
         .get(hyper::header::HOST)
