@@ -226,7 +226,8 @@ try {
       mimeType: 'text/markdown',
       buffer: Buffer.from('# Approval\n\nOrders above 5,000 EUR need the finance controller.\n\n# Payment\n\nPayments go out from ACC-MAIN every Friday.'),
     });
-    await page.getByText('po-policy.md').waitFor({ timeout: 30000 });
+    await page.getByText('po-policy.md').first().waitFor({ timeout: 30000 });
+    await page.getByText(/po-policy\.md: \d+ chunks/).waitFor();
     await page.getByRole('textbox', { name: 'Search' }).fill('who approves large orders finance controller');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.locator('.hits li').first().waitFor({ timeout: 30000 });

@@ -668,6 +668,7 @@ function Documents({ t }: { t: Strings }) {
   const [docs, setDocs] = useState<Record<string, unknown>[]>([]);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState('');
+  const [notes, setNotes] = useState<string[]>([]);
   const [query, setQuery] = useState('');
   const [hits, setHits] = useState<Record<string, unknown>[] | undefined>();
   const [legs, setLegs] = useState('');
@@ -686,13 +687,17 @@ function Documents({ t }: { t: Strings }) {
     try {
       const text = await file.text();
       const id = file.name.replace(/\.[^.]*$/, '').replace(/[^A-Za-z0-9_-]+/g, '-').slice(0, 60) || 'document';
-      await api('POST', '/documents', {
+      const r = await api<Record<string, unknown>>('POST', '/documents', {
         id,
         title: file.name,
         content_type: /\.(md|markdown)$/i.test(file.name) ? 'markdown' : 'text',
         text,
       });
       setError('');
+      setNotes([
+        `${file.name}: ${String(r.chunks ?? '?')} chunks${r.replaced ? ' (replaced)' : ''}`,
+        ...(Array.isArray(r.warnings) ? r.warnings.map(String) : []),
+      ]);
       await load();
     } catch (e) {
       setError(describe(t, e));
@@ -740,7 +745,18 @@ function Documents({ t }: { t: Strings }) {
           }}
         />
       </label>
-      {busy && <p class="muted">{busy}</p>}
+      {busy && (
+        <p class="muted" role="status">
+          <progress aria-label={busy} /> {busy}
+        </p>
+      )}
+      {notes.length > 0 && (
+        <ul class="muted" role="status">
+          {notes.map((n, i) => (
+            <li key={i}>{n}</li>
+          ))}
+        </ul>
+      )}
       <ul class="docs">
         {docs.length === 0 && <li class="muted">{t.noDocs}</li>}
         {docs.map((d) => {
