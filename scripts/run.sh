@@ -48,6 +48,7 @@ if [ -z "$origin" ]; then
   done
 fi
 
+echo "kg-agent: web app  http://127.0.0.1:3000/" >&2
 echo "kg-agent: try  curl -s http://127.0.0.1:3000/health" >&2
 echo "          and  curl -s -X POST -d '{\"label\":\"PurchaseOrder\"}' http://127.0.0.1:3000/tools/get_node_statistics" >&2
 variables=(--variable "neo4j_origin=$origin" --variable "neo4j_password=$password")
