@@ -60,10 +60,19 @@ impl Transport for TimedTransport {
         let _ = options.set_connect_timeout(Some(deadline_ns));
         let _ = options.set_first_byte_timeout(Some(deadline_ns));
         let _ = options.set_between_bytes_timeout(Some(deadline_ns));
-        let future = outgoing_handler::handle(outgoing, Some(options)).map_err(transport_error)?;
+        // A small body is written before the request starts, so the host sends headers and
+        // body together (see kg_spin::EARLY_BODY_MAX: ~40 ms per request otherwise). A
+        // larger one goes after the request has started, as spin-sdk does: it could
+        // otherwise block on the host's buffer before anything is sent.
+        let body_first = request.body.as_ref().map_or(0, Vec::len) <= kg_spin::EARLY_BODY_MAX;
+        let mut pending = Some((outgoing, options));
+        let mut started_future = None;
+        if !body_first && let Some((outgoing, options)) = pending.take() {
+            started_future =
+                Some(outgoing_handler::handle(outgoing, Some(options)).map_err(transport_error)?);
+        }
 
-        // The body goes after the request has started, as spin-sdk does: a body larger than
-        // the host's buffer could otherwise block before anything is sent. A server may
+        // A server may
         // answer before it has read the body (Neo4j and devgraph send 401 for bad
         // credentials at once) and close the connection: a failed write is then only
         // reported if no answer comes.
@@ -89,6 +98,13 @@ impl Transport for TimedTransport {
         } else {
             drop(body);
         }
+        let future = match (started_future, pending) {
+            (Some(future), _) => future,
+            (None, Some((outgoing, options))) => {
+                outgoing_handler::handle(outgoing, Some(options)).map_err(transport_error)?
+            }
+            (None, None) => return Err(other("the request was already sent".into())),
+        };
 
         // Wait for the answer or the deadline, whichever comes first: this holds even on
         // a host that ignores the request options.

@@ -29,11 +29,13 @@ pub async fn send_async(request: HttpRequest) -> Result<HttpResponse, TransportE
     for (name, value) in request.headers {
         builder.header(name, value);
     }
-    if let Some(body) = request.body {
+    let body = request.body.unwrap_or_default();
+    let result: Result<spin_sdk::http::Response, SendError> = if body.len() <= EARLY_BODY_MAX {
+        send_body_first(builder.build(), body).await
+    } else {
         builder.body(body);
-    }
-    let result: Result<spin_sdk::http::Response, SendError> =
-        spin_sdk::http::send(builder.build()).await;
+        spin_sdk::http::send(builder.build()).await
+    };
     match result {
         Ok(response) => Ok(HttpResponse {
             status: *response.status(),
@@ -45,6 +47,34 @@ pub async fn send_async(request: HttpRequest) -> Result<HttpResponse, TransportE
         }),
         Err(e) => Err(transport_error(e)),
     }
+}
+
+/// Bodies up to this size are written before the request starts. spin-sdk starts the
+/// request and then writes the body, so the host sends headers and body in two TCP
+/// writes; with Nagle's algorithm on the host's socket and delayed ACKs on the server's,
+/// every POST then waits ~40 ms (measured on Spin 4.0.2: a tool call took 47 ms, 4 ms
+/// with the body first). Larger bodies keep spin-sdk's order: the host buffers about
+/// 1 MiB before the request starts, and a body beyond that would wait forever.
+pub const EARLY_BODY_MAX: usize = 64 * 1024;
+
+/// The request with its whole body written and finished before it is handed to the host.
+async fn send_body_first(
+    request: spin_sdk::http::Request,
+    body: Vec<u8>,
+) -> Result<spin_sdk::http::Response, SendError> {
+    use futures::SinkExt;
+    use spin_sdk::http::conversions::TryIntoOutgoingRequest;
+    let (outgoing, _) = request
+        .try_into_outgoing_request()
+        .map_err(|e| SendError::RequestConversion(e.into()))?;
+    {
+        let mut sink = outgoing.take_body();
+        if !body.is_empty() {
+            sink.send(body).await.map_err(SendError::Io)?;
+        }
+        // Dropping the sink finishes the body.
+    }
+    spin_sdk::http::send(outgoing).await
 }
 
 /// What a request the host refused means, in the words of the manifest.
