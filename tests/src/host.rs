@@ -191,13 +191,29 @@ impl AppHost {
         }
     }
 
-    /// The host process's resident memory, from /proc (Linux), in KiB.
+    /// Resident memory of the host's whole process group (Spin's trigger child included),
+    /// from /proc (Linux), in KiB.
     pub fn rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()?)).ok()?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        let group = self.child.id()?.to_string();
+        let mut total = 0;
+        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+            let path = entry.path();
+            let Ok(stat) = std::fs::read_to_string(path.join("stat")) else {
+                continue;
+            };
+            // Field 5 (pgrp) comes after the parenthesised command name.
+            let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            if after_name.split_whitespace().nth(2) != Some(group.as_str()) {
+                continue;
+            }
+            let status = std::fs::read_to_string(path.join("status")).unwrap_or_default();
+            total += status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+        Some(total)
     }
 
     pub async fn get(&self, path: &str) -> Result<(u16, Value)> {

@@ -207,9 +207,18 @@ fn other(message: String) -> TransportError {
     }
 }
 
+/// `kg_spin::is_denied` for the `wasi` crate's ErrorCode (the same WIT type, bound twice).
+fn is_denied(code: &ErrorCode) -> bool {
+    match code {
+        ErrorCode::HttpRequestDenied => true,
+        ErrorCode::InternalError(Some(message)) => message.contains("is not permitted"),
+        _ => false,
+    }
+}
+
 fn transport_error(code: ErrorCode) -> TransportError {
     let kind = match &code {
-        ErrorCode::HttpRequestDenied => TransportErrorKind::Denied,
+        code if is_denied(code) => TransportErrorKind::Denied,
         ErrorCode::DnsTimeout
         | ErrorCode::ConnectionTimeout
         | ErrorCode::ConnectionReadTimeout
@@ -226,7 +235,7 @@ fn transport_error(code: ErrorCode) -> TransportError {
         _ => TransportErrorKind::Other,
     };
     let message = match code {
-        ErrorCode::HttpRequestDenied => kg_spin::DENIED.to_string(),
+        code if is_denied(&code) => kg_spin::DENIED.to_string(),
         code => format!("{code:?}"),
     };
     TransportError { kind, message }

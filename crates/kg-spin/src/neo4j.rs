@@ -77,13 +77,24 @@ async fn send_body_first(
     spin_sdk::http::send(outgoing).await
 }
 
+/// Whether the host refused the request: `HttpRequestDenied` for an origin outside
+/// `allowed_outbound_hosts`, or, from Spin's deny adapter for a dependency that was not
+/// granted outbound HTTP, an internal error saying the interface "is not permitted".
+pub fn is_denied(code: &ErrorCode) -> bool {
+    match code {
+        ErrorCode::HttpRequestDenied => true,
+        ErrorCode::InternalError(Some(message)) => message.contains("is not permitted"),
+        _ => false,
+    }
+}
+
 /// What a request the host refused means, in the words of the manifest.
 pub const DENIED: &str = "the host denied the request: its origin is not in allowed_outbound_hosts, or this component was not granted outbound HTTP";
 
 fn transport_error(e: SendError) -> TransportError {
     let kind = match &e {
+        SendError::Http(code) if is_denied(code) => TransportErrorKind::Denied,
         SendError::Http(code) => match code {
-            ErrorCode::HttpRequestDenied => TransportErrorKind::Denied,
             ErrorCode::DnsTimeout
             | ErrorCode::ConnectionTimeout
             | ErrorCode::ConnectionReadTimeout
@@ -108,7 +119,7 @@ fn transport_error(e: SendError) -> TransportError {
             "request body could not be sent ({io}): the connection closed, or the host is not in allowed_outbound_hosts"
         ),
         // Spin answers a refused request with this code before anything is sent.
-        SendError::Http(ErrorCode::HttpRequestDenied) => DENIED.to_string(),
+        SendError::Http(code) if is_denied(&code) => DENIED.to_string(),
         other => other.to_string(),
     };
     TransportError { kind, message }
