@@ -6,7 +6,7 @@
 pub mod embedding_stub;
 mod host;
 pub mod llm_stub;
-mod process;
+pub mod process;
 pub mod redis;
 
 pub use host::{AppHost, HostKind, KeyValue, check, devhost_binary, spin_binary};

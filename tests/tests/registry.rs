@@ -4,20 +4,13 @@
 //! without either it says SKIPPED loudly and passes (the README's test command prints
 //! which passes ran).
 
+use kg_e2e::process::{free_port, listening_url};
 use kg_e2e::{Devgraph, app_manifest, spin_binary};
 use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 const REGISTRY_BINARY: &str = "/usr/bin/docker-registry";
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap()
-}
 
 #[tokio::test]
 async fn the_app_pushed_to_an_oci_registry_runs_with_spin_up_from_the_reference() {
@@ -30,7 +23,7 @@ async fn the_app_pushed_to_an_oci_registry_runs_with_spin_up_from_the_reference(
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
+    let port = free_port().unwrap();
     let config = dir.path().join("registry.yml");
     std::fs::write(
         &config,
@@ -108,18 +101,9 @@ async fn the_app_pushed_to_an_oci_registry_runs_with_spin_up_from_the_reference(
         command.arg("--variable").arg(format!("{name}={value}"));
     }
     let mut app = command.spawn().unwrap();
-    let mut lines = BufReader::new(app.stdout.take().unwrap()).lines();
-    let url = tokio::time::timeout(Duration::from_secs(120), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(rest) = line.split("Serving ").nth(1) {
-                return rest.trim().to_string();
-            }
-        }
-        panic!("spin up --from {reference} exited before serving");
-    })
-    .await
-    .unwrap();
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let url = listening_url(&mut app, "spin up --from the registry", "Serving ")
+        .await
+        .unwrap();
 
     let response = reqwest::get(format!("{url}/health")).await.unwrap();
     let status = response.status().as_u16();

@@ -60,6 +60,26 @@ async fn order_status(graph: &Devgraph, id: &str) -> Value {
         .clone()
 }
 
+/// Asks instance `a` to cancel `order` (an action that requires approval) and returns the
+/// approval token; `then` are the LLM's replies after the plan (for the approved run).
+async fn propose_cancel(p: &Pair, order: &str, then: &[&str]) -> String {
+    p.llm.then([
+        call("propose_action_plan", json!({"entity_type": "PurchaseOrder", "action_name": "cancel", "entity_ids": [order], "parameters": {"reason": "duplicate"}})),
+        text("Proposed."),
+    ]);
+    p.llm.then(then.iter().map(|t| text(t)));
+    let (status, r) = chat(
+        &p.a,
+        json!({"message": format!("Cancel order {order}, it is a duplicate"), "routing_mode": "rule"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    r["approval"]["approval_token"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 #[tokio::test]
 async fn a_conversation_continued_alternately_on_both_keeps_every_turn_in_order() {
     let p = pair().await;
@@ -113,21 +133,7 @@ async fn a_conversation_continued_alternately_on_both_keeps_every_turn_in_order(
 async fn an_approval_issued_on_one_instance_is_redeemed_on_the_other() {
     let p = pair().await;
     let before = order_status(&p.graph, "PO-0001").await;
-    p.llm.then([
-        call("propose_action_plan", json!({"entity_type": "PurchaseOrder", "action_name": "cancel", "entity_ids": ["PO-0001"], "parameters": {"reason": "duplicate"}})),
-        text("Proposed."),
-        text("Order PO-0001 is cancelled."),
-    ]);
-    let (status, r) = chat(
-        &p.a,
-        json!({"message": "Cancel order PO-0001, it is a duplicate", "routing_mode": "rule"}),
-    )
-    .await;
-    assert_eq!(status, 200, "{r}");
-    let token = r["approval"]["approval_token"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let token = propose_cancel(&p, "PO-0001", &["Order PO-0001 is cancelled."]).await;
     assert_eq!(order_status(&p.graph, "PO-0001").await, before);
 
     let (status, r) =
@@ -195,22 +201,7 @@ async fn fifty_concurrent_turns_split_across_both_instances_lose_none() {
 #[tokio::test]
 async fn a_plan_redeemed_concurrently_on_both_instances_executes_once() {
     let p = pair().await;
-    p.llm.then([
-        call("propose_action_plan", json!({"entity_type": "PurchaseOrder", "action_name": "cancel", "entity_ids": ["PO-0002"], "parameters": {"reason": "duplicate"}})),
-        text("Proposed."),
-        text("Done."),
-        text("Done."),
-    ]);
-    let (status, r) = chat(
-        &p.a,
-        json!({"message": "Cancel order PO-0002, it is a duplicate", "routing_mode": "rule"}),
-    )
-    .await;
-    assert_eq!(status, 200, "{r}");
-    let token = r["approval"]["approval_token"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let token = propose_cancel(&p, "PO-0002", &["Done.", "Done."]).await;
     let body = json!({"approval_token": token}).to_string();
     let (on_a, on_b) = tokio::join!(
         p.a.send("POST", "/chat/approve", &body),
