@@ -3,6 +3,8 @@
 //! the batch state machine, and the action log with undo. Plain Rust: the
 //! `action-executor` component drives it over Spin's outbound HTTP.
 
+pub mod access;
+pub mod approval;
 pub mod batch;
 pub mod catalog;
 pub mod expr;

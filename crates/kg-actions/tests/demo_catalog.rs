@@ -83,7 +83,18 @@ fn the_demo_catalog_loads() {
                 .to_string()
         )
     );
-    assert_eq!(indexes.len(), catalog.entities.len() + 2);
+    // Each entity's key, the action log's id and execution key, the approvals' id.
+    assert_eq!(indexes.len(), catalog.entities.len() + 3);
+    let pay = catalog.action("PurchaseOrder", "makePayment").unwrap();
+    assert_eq!(
+        pay.batch_limits.get(&kg_identity::Role::Operator),
+        Some(&100)
+    );
+    assert!(catalog.action("PurchaseOrder", "cancel").unwrap().four_eyes);
+    assert_eq!(
+        catalog.action("Supplier", "blockSupplier").unwrap().roles,
+        vec![kg_identity::Role::Admin]
+    );
     let v = plan.validate_statement(&["PO-0001".into()], &Map::new(), "2026-11-23T04:00:00.000Z");
     assert!(
         !v.text.contains("SET") && !v.text.contains("CREATE"),

@@ -44,3 +44,24 @@ pub fn ordered_suffix() -> String {
 pub fn unique_id(prefix: &str) -> String {
     format!("{prefix}-{}", unique_suffix())
 }
+
+/// `<prefix>_<64 hex>`: 256 random bits, for bearer secrets such as approval tokens
+/// (an id from [`unique_id`] has only 64 random bits and a guessable time part).
+pub fn secret_token(prefix: &str) -> String {
+    let bytes = wasi::random::random::get_random_bytes(32);
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{prefix}_{hex}")
+}
+
+/// Milliseconds since the Unix epoch (wall clock), for expiries compared in the graph.
+pub fn epoch_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// RFC 3339 (milliseconds, UTC) of an epoch-milliseconds instant.
+pub fn rfc3339_of_ms(ms: i64) -> String {
+    let at = UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    humantime::format_rfc3339_millis(at).to_string()
+}

@@ -4,12 +4,13 @@ use super::{ActionDef, Catalog, EffectDef, EntityDef, ParamDef, Precondition, Re
 use crate::expr::{
     Effect, ExprError, Scope, ValueType, check_effect, check_expr, parse_effect, parse_expr,
 };
+use kg_identity::Role;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use toml::Spanned;
 
 /// Labels and properties the executor itself writes; a catalog may not use them.
-pub const RESERVED_LABELS: &[&str] = &["ActionLog"];
+pub const RESERVED_LABELS: &[&str] = &["ActionLog", "ActionApproval"];
 pub const LOCK_PROPERTY: &str = "_kg_lock";
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -53,6 +54,15 @@ struct ActionFile {
     description: String,
     #[serde(default)]
     requires_approval: bool,
+    /// Who may run it (role names); empty = every role with `actions:execute`.
+    #[serde(default)]
+    roles: Vec<String>,
+    /// Most entities per request, per role (roles not listed: the executor's maximum).
+    #[serde(default)]
+    batch_limits: BTreeMap<String, u32>,
+    /// "self" (default: any approver, the requester included) or "other" (four-eyes).
+    #[serde(default)]
+    approval: Option<String>,
     #[serde(default)]
     parameters: Vec<Spanned<ParamFile>>,
     #[serde(default)]
@@ -281,15 +291,55 @@ fn action(
         });
     }
 
+    let roles = roles(&a.roles).map_err(fail)?;
+    let mut batch_limits = BTreeMap::new();
+    for (name, limit) in &a.batch_limits {
+        let role = roles_of(std::slice::from_ref(name)).map_err(fail)?[0];
+        if *limit == 0 {
+            return Err(fail(format!("batch_limits.{name} must be at least 1")));
+        }
+        batch_limits.insert(role, *limit);
+    }
+    let four_eyes = match a.approval.as_deref() {
+        None | Some("self") => false,
+        Some("other") => true,
+        Some(other) => {
+            return Err(fail(format!(
+                "approval must be \"self\" or \"other\", not \"{other}\""
+            )));
+        }
+    };
     Ok(ActionDef {
         entity: a.entity.clone(),
         name: a.name.clone(),
         description: a.description.clone(),
         requires_approval: a.requires_approval,
+        roles,
+        batch_limits,
+        four_eyes,
         parameters,
         preconditions,
         effects,
     })
+}
+
+fn roles(names: &[String]) -> Result<Vec<Role>, String> {
+    let mut roles = roles_of(names)?;
+    roles.sort();
+    roles.dedup();
+    Ok(roles)
+}
+
+/// Role names as roles; a name that is not a role is an error (a typo must not silently
+/// take a permission away or grant one).
+fn roles_of(names: &[String]) -> Result<Vec<Role>, String> {
+    names
+        .iter()
+        .map(|n| {
+            Role::parse(n)
+                .ok_or_else(|| format!("`{n}` is not a role (viewer, operator, approver, admin)"))
+        })
+        .collect()
 }
 
 fn parameter(p: &ParamFile) -> Result<ParamDef, String> {

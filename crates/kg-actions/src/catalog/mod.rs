@@ -70,6 +70,12 @@ pub struct ActionDef {
     pub name: String,
     pub description: String,
     pub requires_approval: bool,
+    /// Who may run it; empty = every role with `actions:execute`.
+    pub roles: Vec<kg_identity::Role>,
+    /// Most entities per request for a role; roles not listed are not narrowed.
+    pub batch_limits: BTreeMap<kg_identity::Role, u32>,
+    /// Four-eyes: the approver must be another subject than the requester.
+    pub four_eyes: bool,
     pub parameters: Vec<ParamDef>,
     pub preconditions: Vec<Precondition>,
     pub effects: Vec<EffectDef>,
@@ -109,6 +115,7 @@ pub fn index_statements(catalog: &Catalog) -> Vec<String> {
         .collect();
     statements.push(index("ActionLog", "id"));
     statements.push(index("ActionLog", "execution_key"));
+    statements.push(index("ActionApproval", "id"));
     statements
 }
 
