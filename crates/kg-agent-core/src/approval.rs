@@ -1,8 +1,8 @@
-//! Action plans that wait for a person: stored in the key-value store under an unguessable
-//! token, so any instance can resume them (`POST /chat/approve`, or "yes"/"确认" in the
-//! same conversation) and "no" cancels. The plan carries its idempotency key: approving
-//! twice (two instances, a retried request) replays the first execution instead of
-//! running it again.
+//! Action plans that wait for a person, as the conversation remembers them: the question
+//! and the token of the conversation's pending plan, so "yes"/"确认" in the same
+//! conversation resumes it and "no" cancels. The approval itself (who may redeem it, once,
+//! until when) is recorded and redeemed in the graph by the action-executor; this is only
+//! the conversation's note of it.
 
 use crate::memory::{Kv, check_id};
 use serde::{Deserialize, Serialize};
@@ -27,28 +27,6 @@ pub struct Pending {
     pub created_at: String,
 }
 
-/// Why a plan must wait, if it must: the action requires approval, or the batch is larger
-/// than `threshold`.
-pub fn approval_reason(
-    plan: &ActionPlan,
-    requires_approval: bool,
-    threshold: usize,
-) -> Option<String> {
-    if requires_approval {
-        Some(format!(
-            "{}.{} requires approval",
-            plan.entity_type, plan.action_name
-        ))
-    } else if plan.entity_ids.len() > threshold {
-        Some(format!(
-            "the batch has {} entities, more than the {threshold} that run without approval",
-            plan.entity_ids.len()
-        ))
-    } else {
-        None
-    }
-}
-
 fn token_key(token: &str) -> String {
     format!("approval/{token}")
 }
@@ -67,24 +45,32 @@ pub fn store(kv: &dyn Kv, pending: &Pending) -> Result<(), String> {
     )
 }
 
-/// The pending plan of a token, removed from the store (it runs or is cancelled once).
-pub fn take(kv: &dyn Kv, token: &str) -> Result<Option<Pending>, String> {
+/// The conversation's note of a token's plan, if this service issued it to a conversation.
+pub fn get(kv: &dyn Kv, token: &str) -> Result<Option<Pending>, String> {
     if token.is_empty()
         || token.len() > 128
-        || !token.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        || !token
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     {
         return Ok(None);
     }
     let Some(value) = kv.get(&token_key(token))? else {
         return Ok(None);
     };
-    let pending: Pending = serde_json::from_slice(&value).map_err(|e| e.to_string())?;
-    kv.delete(&token_key(token))?;
+    serde_json::from_slice(&value)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// Forgets the note once the plan ran or was rejected.
+pub fn forget(kv: &dyn Kv, pending: &Pending) -> Result<(), String> {
+    kv.delete(&token_key(&pending.token))?;
     let key = conversation_key(&pending.conversation_id);
-    if kv.get(&key)?.as_deref() == Some(token.as_bytes()) {
+    if kv.get(&key)?.as_deref() == Some(pending.token.as_bytes()) {
         kv.delete(&key)?;
     }
-    Ok(Some(pending))
+    Ok(())
 }
 
 /// The token of the conversation's pending plan, if any.
@@ -148,30 +134,20 @@ mod tests {
     }
 
     #[test]
-    fn a_plan_is_taken_once() {
+    fn a_note_is_kept_until_forgotten() {
         let kv = MemKv::default();
-        store(&kv, &pending("tok-1")).unwrap();
-        assert_eq!(pending_token(&kv, "c1").unwrap().as_deref(), Some("tok-1"));
-        assert_eq!(take(&kv, "tok-1").unwrap(), Some(pending("tok-1")));
-        assert_eq!(take(&kv, "tok-1").unwrap(), None);
+        store(&kv, &pending("apv_1")).unwrap();
+        assert_eq!(pending_token(&kv, "c1").unwrap().as_deref(), Some("apv_1"));
+        assert_eq!(get(&kv, "apv_1").unwrap(), Some(pending("apv_1")));
+        assert_eq!(get(&kv, "apv_1").unwrap(), Some(pending("apv_1")));
+        forget(&kv, &pending("apv_1")).unwrap();
+        assert_eq!(get(&kv, "apv_1").unwrap(), None);
         assert_eq!(pending_token(&kv, "c1").unwrap(), None);
-        assert_eq!(take(&kv, "../etc").unwrap(), None);
+        assert_eq!(get(&kv, "../etc").unwrap(), None);
     }
 
     #[test]
-    fn approval_reasons_and_replies() {
-        let p = pending("t").plan;
-        assert!(
-            approval_reason(&p, true, 100)
-                .unwrap()
-                .contains("requires approval")
-        );
-        assert!(
-            approval_reason(&p, false, 0)
-                .unwrap()
-                .contains("more than the 0")
-        );
-        assert_eq!(approval_reason(&p, false, 10), None);
+    fn replies() {
         assert_eq!(classify_reply("Yes!"), Reply::Yes);
         assert_eq!(classify_reply("确认"), Reply::Yes);
         assert_eq!(classify_reply("取消。"), Reply::No);

@@ -4,4 +4,5 @@
 pub mod approval;
 pub mod events;
 pub mod memory;
+pub mod ownership;
 pub mod react;

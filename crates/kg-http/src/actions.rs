@@ -2,9 +2,10 @@
 
 use crate::ApiError;
 use kg_wit::kg::action_executor::action_executor::{
-    ActionSpec, ActionSummary, BatchOptions, ExecutionRequest, LogPage, Validation,
+    ActionSpec, ActionSummary, ApprovalInfo, BatchOptions, ExecutionRequest, LogPage, PlanDecision,
+    Validation,
 };
-use kg_wit::types::{BatchSummary, EntityOutcome, FailureReason, PropertyChange};
+use kg_wit::types::{BatchSummary, Caller, EntityOutcome, FailureReason, PropertyChange};
 use serde_json::{Map, Value, json};
 
 const EXECUTE_FIELDS: &[&str] = &[
@@ -23,14 +24,32 @@ pub fn validate_body(body: &Map<String, Value>) -> Result<(Vec<String>, String),
     Ok((entity_ids(body)?, parameters(body)?))
 }
 
+/// An `actor` field may only repeat the authenticated subject: the actor recorded anywhere
+/// is who authenticated, and a body cannot set or override it.
+pub fn check_actor(body: &Map<String, Value>, caller: &Caller) -> Result<(), ApiError> {
+    match optional_text(body, "actor")? {
+        Some(actor) if actor != caller.subject => Err(ApiError::new(
+            400,
+            "actor_mismatch",
+            format!(
+                "`actor` is `{actor}` but you are authenticated as `{}`; the actor is always the authenticated subject (omit the field)",
+                caller.subject
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// An execute request; `stream` says whether the caller asked for SSE in the body.
 pub fn execute_body(
     entity_type: &str,
     action_name: &str,
     body: &Map<String, Value>,
     idempotency_header: Option<String>,
+    caller: &Caller,
 ) -> Result<(ExecutionRequest, bool), ApiError> {
     allow(body, EXECUTE_FIELDS)?;
+    check_actor(body, caller)?;
     let options = match body.get("options") {
         None | Some(Value::Null) => None,
         Some(Value::Object(o)) => Some(options(o)?),
@@ -43,7 +62,7 @@ pub fn execute_body(
         parameters: parameters(body)?,
         idempotency_key: optional_text(body, "idempotency_key")?.or(idempotency_header),
         approval_token: optional_text(body, "approval_token")?,
-        actor: optional_text(body, "actor")?,
+        caller: caller.clone(),
         options,
     };
     let stream = match body.get("stream") {
@@ -256,6 +275,7 @@ pub fn log_page_json(page: &LogPage) -> Value {
 /// The `action_plan` event of a direct batch request.
 pub fn request_plan_json(request: &ExecutionRequest, total: u32) -> Value {
     json!({
+        "actor": request.caller.subject,
         "plan": plan_json(
             &request.entity_type,
             &request.action_name,
@@ -263,6 +283,43 @@ pub fn request_plan_json(request: &ExecutionRequest, total: u32) -> Value {
             total as usize,
             parse(&request.parameters),
         )
+    })
+}
+
+/// The answer of `POST /actions/{type}/{name}/plan`.
+pub fn plan_decision_json(entity_type: &str, action_name: &str, d: &PlanDecision) -> Value {
+    json!({
+        "approval_required": d.approval_required,
+        "reason": d.reason,
+        "approval_token": d.approval_token,
+        "expires_at": d.expires_at,
+        "plan": {
+            "entity_type": entity_type,
+            "action_name": action_name,
+            "entity_ids": d.entity_ids,
+            "total": d.entity_ids.len(),
+            "parameters": parse(&d.parameters),
+            "plan_hash": d.plan_hash,
+        },
+    })
+}
+
+/// An approval as answers show it (never the token: only who holds it knows it).
+pub fn approval_json(a: &ApprovalInfo) -> Value {
+    json!({
+        "entity_type": a.entity_type,
+        "action_name": a.action_name,
+        "entity_ids": a.entity_ids,
+        "parameters": parse(&a.parameters),
+        "plan_hash": a.plan_hash,
+        "requested_by": a.requested_by,
+        "state": a.state,
+        "reason": a.reason,
+        "four_eyes": a.four_eyes,
+        "created_at": a.created_at,
+        "expires_at": a.expires_at,
+        "decided_by": a.decided_by,
+        "decided_at": a.decided_at,
     })
 }
 
@@ -291,6 +348,23 @@ mod tests {
         v.as_object().cloned().unwrap()
     }
 
+    fn ann() -> Caller {
+        Caller {
+            subject: "ann".into(),
+            roles: vec!["operator".into()],
+        }
+    }
+
+    #[test]
+    fn the_actor_is_the_caller() {
+        let ok = json!({"entity_ids": ["PO-1"], "actor": "ann"});
+        let (r, _) = execute_body("T", "a", &body(ok), None, &ann()).unwrap();
+        assert_eq!(r.caller.subject, "ann");
+        let bad = json!({"entity_ids": ["PO-1"], "actor": "bob"});
+        let e = execute_body("T", "a", &body(bad), None, &ann()).unwrap_err();
+        assert_eq!((e.status, e.code.as_str()), (400, "actor_mismatch"));
+    }
+
     #[test]
     fn execute_bodies_are_checked_field_by_field() {
         let (r, stream) = execute_body(
@@ -298,6 +372,7 @@ mod tests {
             "makePayment",
             &body(json!({"entity_ids": ["PO-1"], "options": {"chunk_size": 5}, "stream": true})),
             Some("hdr".into()),
+            &ann(),
         )
         .unwrap();
         assert!(stream);
@@ -325,7 +400,7 @@ mod tests {
             ),
             (json!({"entity_ids": [], "ids": []}), "unknown field `ids`"),
         ] {
-            let e = execute_body("T", "a", &body(bad), None).unwrap_err();
+            let e = execute_body("T", "a", &body(bad), None, &ann()).unwrap_err();
             assert!(e.message.contains(field), "{} vs {field}", e.message);
             assert_eq!(e.status, 400);
         }

@@ -47,16 +47,28 @@ impl ApiError {
     }
 }
 
-/// A component's typed error becomes an HTTP error with the status its class fits.
+/// A component's typed error becomes an HTTP error with the status its class fits. A
+/// JSON-object detail may carry a finer stable `code` (e.g. `approval_used` for a
+/// conflict, `batch_limit` for a denial), which replaces the class name; the rest of the
+/// object stays the detail.
 impl From<types::Error> for ApiError {
     fn from(e: types::Error) -> Self {
-        let detail = e
+        let mut detail = e
             .detail
             .as_deref()
             .map(|d| serde_json::from_str(d).unwrap_or_else(|_| Value::String(d.to_string())));
+        let mut code = e.code.as_str().to_string();
+        if let Some(Value::Object(map)) = &mut detail
+            && let Some(Value::String(finer)) = map.remove("code")
+        {
+            code = finer;
+            if map.is_empty() {
+                detail = None;
+            }
+        }
         ApiError {
             status: e.code.http_status(),
-            code: e.code.as_str().to_string(),
+            code,
             message: e.message,
             detail,
         }
@@ -77,6 +89,18 @@ mod tests {
             api.to_json(),
             json!({"error": {"code": "not_found", "message": "no tool `x`", "detail": {"did_you_mean": ["y"]}}})
         );
+    }
+
+    #[test]
+    fn a_detail_code_refines_the_class() {
+        let mut e = types::Error::new(types::ErrorCode::Conflict, "used");
+        e.detail = Some(r#"{"code":"approval_used","first":{"redeemed_by":"ann"}}"#.into());
+        let api = ApiError::from(e);
+        assert_eq!((api.status, api.code.as_str()), (409, "approval_used"));
+        assert_eq!(api.detail, Some(json!({"first": {"redeemed_by": "ann"}})));
+        let mut bare = types::Error::new(types::ErrorCode::Denied, "no");
+        bare.detail = Some(r#"{"code":"four_eyes"}"#.into());
+        assert_eq!(ApiError::from(bare).detail, None);
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod body;
 pub mod chat;
 pub mod error;
 pub mod health;
+pub mod limits;
 pub mod query;
 pub mod routes;
 pub mod sse;

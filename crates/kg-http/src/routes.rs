@@ -2,9 +2,12 @@
 //! the wrong method 405, both as JSON errors.
 
 use crate::ApiError;
+use kg_identity::Permission;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
+    /// Liveness: no credential, no details.
+    HealthLive,
     Health,
     ListTools,
     CallTool {
@@ -20,6 +23,10 @@ pub enum Route {
         action: String,
     },
     ExecuteAction {
+        entity_type: String,
+        action: String,
+    },
+    PlanAction {
         entity_type: String,
         action: String,
     },
@@ -55,6 +62,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
     // Each arm lists the methods a path accepts, so a wrong method is a 405, not a 404.
     let (allowed, found): (&[&str], Option<Route>) = match s.as_slice() {
         ["health"] => (&["GET"], on(method, "GET", || Route::Health)),
+        ["health", "live"] => (&["GET"], on(method, "GET", || Route::HealthLive)),
         ["tools"] => (&["GET"], on(method, "GET", || Route::ListTools)),
         ["tools", _] => (
             &["POST"],
@@ -77,6 +85,13 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ["actions", _, _, "validate"] => (
             &["POST"],
             on(method, "POST", || Route::ValidateAction {
+                entity_type: owned(1),
+                action: owned(2),
+            }),
+        ),
+        ["actions", _, _, "plan"] => (
+            &["POST"],
+            on(method, "POST", || Route::PlanAction {
                 entity_type: owned(1),
                 action: owned(2),
             }),
@@ -129,6 +144,46 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
     })
 }
 
+/// What a route needs from its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// No credential (liveness only).
+    Public,
+    /// A credential holding any of these permissions. Handlers that depend on the request
+    /// (an execute with an approval token needs `actions:approve`, without one
+    /// `actions:execute`) narrow it further.
+    AnyOf(&'static [Permission]),
+}
+
+impl Route {
+    /// The permission matrix applied to routes: the one place that says what each needs.
+    pub fn access(&self) -> Access {
+        use Permission::*;
+        let any = |p: &'static [Permission]| Access::AnyOf(p);
+        match self {
+            Route::HealthLive => Access::Public,
+            Route::Health => any(&[HealthRead]),
+            Route::ListTools | Route::CallTool { .. } => any(&[ToolsUse]),
+            Route::ListActions | Route::GetAction { .. } => any(&[ActionsRead]),
+            Route::ValidateAction { .. } | Route::PlanAction { .. } => any(&[ActionsExecute]),
+            Route::ExecuteAction { .. } => any(&[ActionsExecute, ActionsApprove]),
+            Route::ActionLog => any(&[ActionLogRead]),
+            Route::SetupActions => any(&[ActionsSetup]),
+            Route::UndoAction { .. } => any(&[ActionsUndo]),
+            Route::ListDocuments | Route::Search => any(&[DocumentsSearch]),
+            Route::IngestDocument | Route::DeleteDocument { .. } => any(&[DocumentsWrite]),
+            // Approving needs `actions:approve`; withdrawing one's own plan only `chat`
+            // (the handler and the action-executor tell them apart).
+            Route::Chat
+            | Route::ChatStream
+            | Route::ChatApprove
+            | Route::LegacyQuery
+            | Route::GetConversation { .. }
+            | Route::DeleteConversation { .. } => any(&[Chat]),
+        }
+    }
+}
+
 fn on(method: &str, expected: &str, make: impl FnOnce() -> Route) -> Option<Route> {
     (method == expected).then(make)
 }
@@ -156,6 +211,15 @@ mod tests {
     fn resolves_every_documented_route() {
         let cases = [
             ("GET", "/health", Route::Health),
+            ("GET", "/health/live", Route::HealthLive),
+            (
+                "POST",
+                "/actions/PurchaseOrder/cancel/plan",
+                Route::PlanAction {
+                    entity_type: "PurchaseOrder".into(),
+                    action: "cancel".into(),
+                },
+            ),
             ("GET", "/tools", Route::ListTools),
             (
                 "POST",
@@ -235,6 +299,31 @@ mod tests {
         assert_eq!((e.status, e.code.as_str()), (405, "method_not_allowed"));
         assert!(e.message.contains("GET"), "{}", e.message);
         assert_eq!(route("PUT", "/documents").unwrap_err().status, 405);
+    }
+
+    #[test]
+    fn only_liveness_is_public() {
+        assert_eq!(Route::HealthLive.access(), Access::Public);
+        assert_eq!(
+            Route::UndoAction { log_id: "x".into() }.access(),
+            Access::AnyOf(&[Permission::ActionsUndo])
+        );
+        let everything = [
+            Route::Health,
+            Route::ListTools,
+            Route::ActionLog,
+            Route::SetupActions,
+            Route::ListDocuments,
+            Route::IngestDocument,
+            Route::Search,
+            Route::Chat,
+            Route::ChatStream,
+            Route::ChatApprove,
+            Route::LegacyQuery,
+        ];
+        for route in everything {
+            assert_ne!(route.access(), Access::Public, "{route:?}");
+        }
     }
 
     #[test]

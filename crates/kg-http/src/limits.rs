@@ -1,0 +1,86 @@
+//! Per-subject limits counted in the key-value store (DESIGN.md §9): requests per minute
+//! and LLM tokens per day, in fixed windows. Plain arithmetic here; the dispatcher reads
+//! and writes the counters.
+//!
+//! Spin's key-value API has no atomic increment, so a counter is read, incremented and
+//! written back: requests racing on one subject can under-count by the number in flight
+//! at once. That bounds the error by the concurrency of one subject, which is what a
+//! limit against runaway clients needs.
+
+use crate::ApiError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    Minute,
+    Day,
+}
+
+impl Window {
+    fn seconds(self) -> u64 {
+        match self {
+            Window::Minute => 60,
+            Window::Day => 86_400,
+        }
+    }
+}
+
+/// The counter's key for `subject` in the window containing `now_s`, and the seconds
+/// until that window ends (the `Retry-After` of a refusal).
+pub fn window_key(kind: &str, subject: &str, window: Window, now_s: u64) -> (String, u64) {
+    let length = window.seconds();
+    let index = now_s / length;
+    // Hex keeps any subject (an email, a URL-like `sub`) a safe key.
+    let hex: String = subject.bytes().map(|b| format!("{b:02x}")).collect();
+    let key = format!("limit/{kind}/{hex}/{index}");
+    (key, length - now_s % length)
+}
+
+/// A stored counter (absent or unreadable = 0: a lost counter must not lock anyone out).
+pub fn count(stored: Option<&[u8]>) -> u64 {
+    stored
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// `Err(429)` when `used` has reached `limit` (0 = unlimited).
+pub fn check(used: u64, limit: u64, what: &str, retry_after: u64) -> Result<(), ApiError> {
+    if limit == 0 || used < limit {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        429,
+        "rate_limited",
+        format!("{what}: the limit is {limit}; try again in {retry_after} s"),
+    )
+    .with_detail(serde_json::json!({"limit": limit, "retry_after_s": retry_after})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn windows_and_refusals() {
+        let (key, retry) = window_key("req", "ann", Window::Minute, 120);
+        assert_eq!(key, "limit/req/616e6e/2");
+        assert_eq!(retry, 60);
+        assert_eq!(window_key("req", "ann", Window::Minute, 179).1, 1);
+        assert_eq!(count(Some(b"41")), 41);
+        assert_eq!(count(Some(b"garbage")), 0);
+        assert!(check(4, 5, "requests", 3).is_ok());
+        let e = check(5, 5, "requests", 3).unwrap_err();
+        assert_eq!((e.status, e.code.as_str()), (429, "rate_limited"));
+        assert!(check(1_000_000, 0, "requests", 3).is_ok(), "0 = unlimited");
+    }
+
+    proptest! {
+        #[test]
+        fn retry_after_is_within_the_window(now in 0u64..10_000_000_000, day in any::<bool>()) {
+            let w = if day { Window::Day } else { Window::Minute };
+            let (_, retry) = window_key("x", "s", w, now);
+            prop_assert!(retry >= 1 && retry <= w.seconds());
+        }
+    }
+}
