@@ -2,6 +2,8 @@
 //! Neo4j Query API. The catalog is validated on load; every execution runs chunked
 //! statements that check and apply atomically (see `kg_actions::statement`).
 
+mod access;
+mod approvals;
 mod catalog;
 mod clock;
 mod runner;
@@ -12,7 +14,8 @@ use kg_actions::catalog::resolve_parameters;
 use kg_actions::log::{entries_statement, page_statement, records, undo_statement};
 use kg_actions::outcome::validations;
 use kg_actions::statement::{ActionPlan, RunContext};
-use kg_wit::types::{BatchSummary, ComponentStatus, EntityOutcome, Error, ErrorCode, Json};
+use kg_identity::Permission;
+use kg_wit::types::{BatchSummary, Caller, ComponentStatus, EntityOutcome, Error, ErrorCode, Json};
 use neo4j_client::{AccessMode, Value};
 use runner::{Poll, Run, Shared};
 use serde_json::Value as JsonValue;
@@ -24,8 +27,8 @@ wit_bindgen::generate!({
 });
 
 use exports::kg::action_executor::action_executor::{
-    ActionSpec, ActionSummary, BatchPoll, BatchRun, ExecutionRequest, Guest, GuestBatchRun,
-    LogEntry, LogPage, PreconditionCheck, Validation,
+    ActionSpec, ActionSummary, ApprovalInfo, BatchPoll, BatchRun, ExecutionRequest, Guest,
+    GuestBatchRun, LogEntry, LogPage, PlanDecision, PlanRequest, PreconditionCheck, Validation,
 };
 
 /// Most distinct entities one request may name.
@@ -114,6 +117,7 @@ impl Guest for ActionExecutor {
     }
 
     fn validate(
+        caller: Caller,
         entity_type: String,
         action_name: String,
         entity_ids: Vec<String>,
@@ -122,6 +126,8 @@ impl Guest for ActionExecutor {
         let catalog = catalog::catalog()?;
         let action = catalog::find(&catalog, &entity_type, &action_name)?;
         check_ids(&entity_ids)?;
+        kg_actions::access::may_run(action, &access::roles(&caller), distinct(&entity_ids).len())
+            .map_err(access::denied)?;
         let given = parse_parameters(&parameters)?;
         let resolved = resolve_parameters(action, &given).map_err(invalid)?;
         let plan = ActionPlan::new(&catalog, action);
@@ -175,7 +181,34 @@ impl Guest for ActionExecutor {
         Ok(BatchRun::new(start(request)?))
     }
 
-    fn action_log(cursor: Option<String>, limit: u32) -> Result<LogPage, Error> {
+    fn plan(caller: Caller, request: PlanRequest) -> Result<PlanDecision, Error> {
+        let catalog = catalog::catalog()?;
+        let action = catalog::find(&catalog, &request.entity_type, &request.action_name)?;
+        check_ids(&request.entity_ids)?;
+        let ids = distinct(&request.entity_ids);
+        kg_actions::access::may_run(action, &access::roles(&caller), ids.len())
+            .map_err(access::denied)?;
+        let given = parse_parameters(&request.parameters)?;
+        let resolved = resolve_parameters(action, &given).map_err(invalid)?;
+        approvals::decide(
+            &caller,
+            action,
+            &ids,
+            &JsonValue::Object(resolved),
+            request.conversation.as_deref(),
+        )
+    }
+
+    fn get_approval(token: String) -> Result<ApprovalInfo, Error> {
+        approvals::get(&token)
+    }
+
+    fn reject_plan(caller: Caller, token: String) -> Result<ApprovalInfo, Error> {
+        approvals::reject(&caller, &token)
+    }
+
+    fn action_log(caller: Caller, cursor: Option<String>, limit: u32) -> Result<LogPage, Error> {
+        access::require(&caller, Permission::ActionLogRead)?;
         if !(1..=200).contains(&limit) {
             return Err(invalid(format!(
                 "`limit` must be from 1 to 200, got {limit}"
@@ -218,7 +251,9 @@ impl Guest for ActionExecutor {
         })
     }
 
-    fn undo(log_id: String, actor: Option<String>) -> Result<EntityOutcome, Error> {
+    fn undo(caller: Caller, log_id: String) -> Result<EntityOutcome, Error> {
+        access::require(&caller, Permission::ActionsUndo)?;
+        let actor = access::subject(&caller)?.to_string();
         if log_id.is_empty() || log_id.len() > MAX_ID_BYTES {
             return Err(invalid("`log_id` must be 1 to 200 bytes".into()));
         }
@@ -250,7 +285,7 @@ impl Guest for ActionExecutor {
             &catalog,
             &record,
             &undo_id,
-            actor.as_deref(),
+            Some(actor.as_str()),
             &clock::now_rfc3339(),
         )
         .map_err(|m| Error::new(ErrorCode::Conflict, m))?;
@@ -289,7 +324,8 @@ impl Guest for ActionExecutor {
         })
     }
 
-    fn ensure_indexes() -> Result<Vec<String>, Error> {
+    fn ensure_indexes(caller: Caller) -> Result<Vec<String>, Error> {
+        access::require(&caller, Permission::ActionsSetup)?;
         ensure_indexes_now()
     }
 }
@@ -311,22 +347,10 @@ fn start(request: ExecutionRequest) -> Result<Run, Error> {
     let catalog = catalog::catalog()?;
     let action = catalog::find(&catalog, &request.entity_type, &request.action_name)?;
     check_ids(&request.entity_ids)?;
+    let ids = distinct(&request.entity_ids);
+    let actor = access::subject(&request.caller)?.to_string();
     let given = parse_parameters(&request.parameters)?;
     let parameters = resolve_parameters(action, &given).map_err(invalid)?;
-    if action.requires_approval
-        && request
-            .approval_token
-            .as_deref()
-            .is_none_or(|t| t.trim().is_empty())
-    {
-        return Err(Error::new(
-            ErrorCode::Denied,
-            format!(
-                "{}.{} requires approval: pass an approval token",
-                action.entity, action.name
-            ),
-        ));
-    }
     let options = match request.options {
         None => BatchOptions::default(),
         Some(o) => BatchOptions {
@@ -337,10 +361,46 @@ fn start(request: ExecutionRequest) -> Result<Run, Error> {
         },
     };
     options.validate().map_err(invalid)?;
-    let key = match request.idempotency_key {
-        Some(k) if !k.trim().is_empty() && k.len() <= MAX_ID_BYTES => k,
-        Some(_) => return Err(invalid("`idempotency_key` must be 1 to 200 bytes".into())),
-        None => clock::unique_id("KEY"),
+    if let Some(k) = &request.idempotency_key
+        && (k.trim().is_empty() || k.len() > MAX_ID_BYTES)
+    {
+        return Err(invalid("`idempotency_key` must be 1 to 200 bytes".into()));
+    }
+    // A plan that needs a person runs only on a token issued for exactly this plan, and
+    // redeeming it is atomic in the graph: the second redemption, on any instance, fails.
+    // Without a token the caller runs the plan and must be allowed to; with one, the
+    // requester was checked when the plan was made and the caller must be an approver.
+    let approved_key = match request.approval_token.as_deref() {
+        Some(token) => {
+            let hash = kg_actions::approval::plan_hash(
+                &action.entity,
+                &action.name,
+                &ids,
+                &JsonValue::Object(parameters.clone()),
+            );
+            Some(approvals::redeem(&request.caller, token, &hash)?)
+        }
+        None => {
+            kg_actions::access::may_run(action, &access::roles(&request.caller), ids.len())
+                .map_err(access::denied)?;
+            if let Some(why) = approvals::reason(action, ids.len()) {
+                return Err(access::coded(
+                    ErrorCode::Denied,
+                    "approval_required",
+                    format!(
+                        "{why}: plan it first (POST /actions/{}/{}/plan), then an approver executes it with the approval token",
+                        action.entity, action.name
+                    ),
+                    None,
+                ));
+            }
+            None
+        }
+    };
+    let key = match (approved_key, request.idempotency_key) {
+        (Some(approved), _) => approved,
+        (None, Some(k)) => k,
+        (None, None) => clock::unique_id("KEY"),
     };
     let batch = Batch::new(
         &action.entity,
@@ -355,12 +415,21 @@ fn start(request: ExecutionRequest) -> Result<Run, Error> {
         run: RunContext {
             idempotency_key: key,
             parameters,
-            actor: request.actor,
+            actor: Some(actor),
             now: clock::now_rfc3339(),
         },
         chunk_timeout_ms: options.chunk_timeout_ms,
     };
     Ok(Run::new(shared, batch))
+}
+
+/// Distinct ids in request order.
+fn distinct(ids: &[String]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    ids.iter()
+        .filter(|id| seen.insert(id.as_str()))
+        .cloned()
+        .collect()
 }
 
 fn check_ids(ids: &[String]) -> Result<(), Error> {
@@ -396,11 +465,11 @@ fn invalid(message: String) -> Error {
     Error::new(ErrorCode::InvalidArgument, message)
 }
 
-fn graph_error(e: neo4j_client::Neo4jError) -> Error {
+pub(crate) fn graph_error(e: neo4j_client::Neo4jError) -> Error {
     Error::from_graph("graph query failed", &e)
 }
 
-fn client() -> Result<neo4j_client::Client<kg_spin::SpinTransport>, Error> {
+pub(crate) fn client() -> Result<neo4j_client::Client<kg_spin::SpinTransport>, Error> {
     kg_spin::graph_client().map_err(|e| Error::new(ErrorCode::Internal, e))
 }
 

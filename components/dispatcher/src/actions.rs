@@ -1,18 +1,20 @@
 //! The action endpoints over the action-executor component: catalog, dry run, execution
 //! (JSON, or SSE progress for a batch), the action log and undo.
 
+use crate::identity::Principal;
 use kg_http::ApiError;
 use kg_http::actions::{
     action_spec_json, action_summary_json, execute_body, log_page_json, outcome_json,
-    request_plan_json, summary_json, validate_body, validation_json,
+    plan_decision_json, request_plan_json, summary_json, validate_body, validation_json,
 };
 use kg_http::query::query_param;
 use kg_http::sse;
+use kg_identity::Permission;
 use kg_wit::kg::action_executor::action_executor::{
-    self as executor, BatchPoll, BatchRun, ExecutionRequest,
+    self as executor, BatchPoll, BatchRun, ExecutionRequest, PlanRequest,
 };
 use serde_json::{Value, json};
-use spin_sdk::http::{Fields, OutgoingResponse, ResponseOutparam};
+use spin_sdk::http::{OutgoingResponse, ResponseOutparam};
 use spin_sdk::http::{Request, Response};
 
 /// How often an idle stream gets a heartbeat comment (DESIGN.md §3).
@@ -30,9 +32,14 @@ pub fn get(entity_type: &str, action: &str) -> Result<Response, ApiError> {
     Ok(crate::json_response(200, &action_spec_json(&spec)))
 }
 
-pub fn validate(entity_type: &str, action: &str, body: &[u8]) -> Result<Response, ApiError> {
+pub fn validate(
+    who: &Principal,
+    entity_type: &str,
+    action: &str,
+    body: &[u8],
+) -> Result<Response, ApiError> {
     let (ids, parameters) = validate_body(&kg_http::body::json_object(body)?)?;
-    let results = executor::validate(entity_type, action, &ids, &parameters)?;
+    let results = executor::validate(&who.caller, entity_type, action, &ids, &parameters)?;
     let executable = results.iter().filter(|v| v.can_execute).count();
     Ok(crate::json_response(
         200,
@@ -46,13 +53,43 @@ pub fn validate(entity_type: &str, action: &str, body: &[u8]) -> Result<Response
     ))
 }
 
+/// `POST /actions/{type}/{name}/plan`: may the caller run it, and must a person approve it
+/// first? When one must, the answer carries the approval token an approver redeems.
+pub fn plan(
+    who: &Principal,
+    entity_type: &str,
+    action: &str,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let (ids, parameters) = validate_body(&kg_http::body::json_object(body)?)?;
+    let decision = executor::plan(
+        &who.caller,
+        &PlanRequest {
+            entity_type: entity_type.into(),
+            action_name: action.into(),
+            entity_ids: ids,
+            parameters,
+            conversation: None,
+        },
+    )?;
+    Ok(crate::json_response(
+        200,
+        &plan_decision_json(entity_type, action, &decision),
+    ))
+}
+
 /// What an execute request turns into: a JSON answer, or a batch to stream.
 pub enum Execution {
     Done(Response),
     Stream(ExecutionRequest, BatchRun),
 }
 
-pub fn execute(request: &Request, entity_type: &str, action: &str) -> Result<Execution, ApiError> {
+pub fn execute(
+    request: &Request,
+    who: &Principal,
+    entity_type: &str,
+    action: &str,
+) -> Result<Execution, ApiError> {
     let header = request
         .header("idempotency-key")
         .and_then(|v| v.as_str())
@@ -62,7 +99,14 @@ pub fn execute(request: &Request, entity_type: &str, action: &str) -> Result<Exe
         action,
         &kg_http::body::json_object(request.body())?,
         header,
+        &who.caller,
     )?;
+    // Redeeming an approval is an approver's act; running a plan an operator's.
+    if execution.approval_token.is_some() {
+        who.require(Permission::ActionsApprove)?;
+    } else {
+        who.require(Permission::ActionsExecute)?;
+    }
     let wants_stream = stream_in_body
         || request
             .header("accept")
@@ -82,16 +126,16 @@ pub fn execute(request: &Request, entity_type: &str, action: &str) -> Result<Exe
 /// Streams a batch: `action_plan`, then per entity `action_progress` (and `action_error`
 /// for a failure), heartbeats while nothing finishes, `action_complete` with the report,
 /// and `done` last. A client that goes away cancels the chunks not yet started.
-pub async fn stream(execution: ExecutionRequest, run: BatchRun, out: ResponseOutparam) {
+pub async fn stream(
+    execution: ExecutionRequest,
+    run: BatchRun,
+    extra: &[(String, String)],
+    out: ResponseOutparam,
+) {
     use futures::SinkExt;
-    let headers = Fields::from_list(&[
-        (
-            "content-type".to_string(),
-            sse::CONTENT_TYPE.as_bytes().to_vec(),
-        ),
-        ("cache-control".to_string(), b"no-cache".to_vec()),
-    ]);
-    let Ok(headers) = headers else { return };
+    let Ok(headers) = crate::headers::sse_fields(extra) else {
+        return;
+    };
     let response = OutgoingResponse::new(headers);
     let mut body = response.take_body();
     out.set(response);
@@ -159,7 +203,7 @@ pub async fn stream(execution: ExecutionRequest, run: BatchRun, out: ResponseOut
     }
 }
 
-pub fn log(query: &str) -> Result<Response, ApiError> {
+pub fn log(who: &Principal, query: &str) -> Result<Response, ApiError> {
     let limit = match query_param(query, "limit") {
         None => 50,
         Some(text) => text.parse::<u32>().map_err(|_| {
@@ -167,23 +211,19 @@ pub fn log(query: &str) -> Result<Response, ApiError> {
         })?,
     };
     let cursor = query_param(query, "cursor");
-    let page = executor::action_log(cursor.as_deref(), limit)?;
+    let page = executor::action_log(&who.caller, cursor.as_deref(), limit)?;
     Ok(crate::json_response(200, &log_page_json(&page)))
 }
 
 /// Creates the indexes the executor relies on (idempotent); run once per database.
-pub fn setup() -> Result<Response, ApiError> {
-    let statements = executor::ensure_indexes()?;
+pub fn setup(who: &Principal) -> Result<Response, ApiError> {
+    let statements = executor::ensure_indexes(&who.caller)?;
     Ok(crate::json_response(200, &json!({ "indexes": statements })))
 }
 
-pub fn undo(log_id: &str, body: &[u8]) -> Result<Response, ApiError> {
+pub fn undo(who: &Principal, log_id: &str, body: &[u8]) -> Result<Response, ApiError> {
     let body = kg_http::body::json_object(body)?;
-    let actor = match body.get("actor") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return Err(ApiError::bad_request("`actor` must be a string")),
-    };
-    let outcome = executor::undo(log_id, actor.as_deref())?;
+    kg_http::actions::check_actor(&body, &who.caller)?;
+    let outcome = executor::undo(&who.caller, log_id)?;
     Ok(crate::json_response(200, &outcome_json(&outcome)))
 }

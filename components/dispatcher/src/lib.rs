@@ -1,12 +1,18 @@
-//! The dispatcher: kg-agent's HTTP API. It owns routing, request parsing and the KV store,
-//! and reaches every other component through the WIT interfaces spin.toml plugs in.
+//! The dispatcher: kg-agent's HTTP API. It owns routing, authentication and permissions,
+//! request parsing and the KV store, and reaches every other component through the WIT
+//! interfaces spin.toml plugs in.
 
 mod actions;
 mod agent;
 mod documents;
+mod headers;
 mod health;
+mod identity;
+mod limits;
 mod tools;
 
+use identity::Principal;
+use kg_http::routes::Access;
 use kg_http::{ApiError, Route};
 use spin_sdk::http::{Method, Request, Response, ResponseOutparam};
 use spin_sdk::http_component;
@@ -15,14 +21,34 @@ use spin_sdk::http_component;
 /// every other route answers in one piece.
 #[http_component]
 async fn handle(request: Request, response_out: ResponseOutparam) {
-    let reply = match dispatch(&request) {
-        Ok(reply) => reply,
-        Err(error) => Reply::Full(json_response(error.status, &error.to_json())),
+    let mut ctx = headers::Context {
+        allowed_origin: headers::allowed_origin(&request),
+        anonymous_mode: kg_spin::variable("auth_mode").is_ok_and(|m| m.trim() == "none"),
+        auth_ms: None,
     };
+    if *request.method() == Method::Options {
+        let response = Response::builder()
+            .status(204)
+            .headers(headers::preflight(&ctx))
+            .build();
+        return send(response_out, response).await;
+    }
+    let reply = match admit(&request, &mut ctx) {
+        Ok((route, who)) => {
+            dispatch(&request, route, who).unwrap_or_else(|e| Reply::Full(error_response(&e)))
+        }
+        Err(response) => Reply::Full(response),
+    };
+    let extra = headers::common(&ctx);
     match reply {
-        Reply::Full(response) => send(response_out, response).await,
-        Reply::Batch(execution, run) => actions::stream(execution, run, response_out).await,
-        Reply::Chat(body) => agent::stream(body, response_out).await,
+        Reply::Full(mut response) => {
+            for (name, value) in &extra {
+                response.set_header(name.as_str(), value.as_str());
+            }
+            send(response_out, response).await
+        }
+        Reply::Batch(execution, run) => actions::stream(execution, run, &extra, response_out).await,
+        Reply::Chat(body, who) => agent::stream(body, who, &extra, response_out).await,
     }
 }
 
@@ -32,7 +58,7 @@ enum Reply {
         kg_wit::kg::action_executor::action_executor::ExecutionRequest,
         kg_wit::kg::action_executor::action_executor::BatchRun,
     ),
-    Chat(kg_http::chat::ChatBody),
+    Chat(kg_http::chat::ChatBody, Principal),
 }
 
 async fn send(out: ResponseOutparam, mut response: Response) {
@@ -47,10 +73,50 @@ async fn send(out: ResponseOutparam, mut response: Response) {
     }
 }
 
-fn dispatch(request: &Request) -> Result<Reply, ApiError> {
+/// Liveness answers anyone; every other request is authenticated first (before its route
+/// is even resolved, so an unknown path tells an anonymous caller nothing), counted
+/// against its subject's limit, and checked against the permission its route needs.
+/// `Err` is the response that refuses it.
+fn admit(request: &Request, ctx: &mut headers::Context) -> Result<(Route, Principal), Response> {
     let method = method_name(request.method());
+    let route = kg_http::route(&method, request.path());
+    if route == Ok(Route::HealthLive) {
+        return Err(json_response(200, &serde_json::json!({"status": "ok"})));
+    }
+    let config = identity::config().map_err(|e| error_response(&e))?;
+    let started = wasi::clocks::monotonic_clock::now();
+    let who = identity::authenticate(request, &config);
+    ctx.auth_ms =
+        Some(wasi::clocks::monotonic_clock::now().saturating_sub(started) as f64 / 1_000_000.0);
+    let who = who.map_err(|refusal| {
+        let mut response = error_response(&refusal.error);
+        if let Some(challenge) = refusal.www_authenticate {
+            response.set_header("www-authenticate", challenge.as_str());
+        }
+        response
+    })?;
+    let route = route.map_err(|e| error_response(&e))?;
+    limits::count_request(&who.caller.subject).map_err(|e| error_response(&e))?;
+    if let Access::AnyOf(permissions) = route.access()
+        && !permissions.iter().any(|p| who.may(*p))
+    {
+        let first = permissions
+            .first()
+            .copied()
+            .unwrap_or(kg_identity::Permission::HealthRead);
+        return Err(error_response(
+            &who.require(first)
+                .err()
+                .unwrap_or_else(|| ApiError::new(403, "forbidden", "forbidden")),
+        ));
+    }
+    Ok((route, who))
+}
+
+fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, ApiError> {
     let full = Reply::Full;
-    Ok(match kg_http::route(&method, request.path())? {
+    Ok(match route {
+        Route::HealthLive => full(json_response(200, &serde_json::json!({"status": "ok"}))),
         Route::Health => full(health::handle()),
         Route::ListTools => full(tools::list()),
         Route::CallTool { name } => full(tools::call(&name, request.body())?),
@@ -62,27 +128,36 @@ fn dispatch(request: &Request) -> Result<Reply, ApiError> {
         Route::ValidateAction {
             entity_type,
             action,
-        } => full(actions::validate(&entity_type, &action, request.body())?),
+        } => full(actions::validate(
+            &who,
+            &entity_type,
+            &action,
+            request.body(),
+        )?),
+        Route::PlanAction {
+            entity_type,
+            action,
+        } => full(actions::plan(&who, &entity_type, &action, request.body())?),
         Route::ExecuteAction {
             entity_type,
             action,
-        } => match actions::execute(request, &entity_type, &action)? {
+        } => match actions::execute(request, &who, &entity_type, &action)? {
             actions::Execution::Done(response) => full(response),
             actions::Execution::Stream(execution, run) => Reply::Batch(execution, run),
         },
-        Route::ActionLog => full(actions::log(request.query())?),
-        Route::SetupActions => full(actions::setup()?),
-        Route::UndoAction { log_id } => full(actions::undo(&log_id, request.body())?),
+        Route::ActionLog => full(actions::log(&who, request.query())?),
+        Route::SetupActions => full(actions::setup(&who)?),
+        Route::UndoAction { log_id } => full(actions::undo(&who, &log_id, request.body())?),
         Route::ListDocuments => full(documents::list()?),
         Route::IngestDocument => full(documents::ingest(request.body())?),
         Route::DeleteDocument { id } => full(documents::delete(&id)?),
         Route::Search => full(documents::search(request.body())?),
-        Route::Chat => full(agent::chat(request)?),
-        Route::LegacyQuery => full(agent::legacy_query(request)?),
-        Route::ChatStream => Reply::Chat(agent::prepare_stream(request)?),
-        Route::ChatApprove => full(agent::approve(request)?),
-        Route::GetConversation { id } => full(agent::get_conversation(&id)?),
-        Route::DeleteConversation { id } => full(agent::delete_conversation(&id)?),
+        Route::Chat => full(agent::chat(request, &who)?),
+        Route::LegacyQuery => full(agent::legacy_query(request, &who)?),
+        Route::ChatStream => Reply::Chat(agent::prepare_stream(request, &who)?, who),
+        Route::ChatApprove => full(agent::approve(request, &who)?),
+        Route::GetConversation { id } => full(agent::get_conversation(&id, &who)?),
+        Route::DeleteConversation { id } => full(agent::delete_conversation(&id, &who)?),
     })
 }
 
@@ -102,9 +177,17 @@ fn method_name(method: &Method) -> String {
 }
 
 pub(crate) fn json_response(status: u16, body: &serde_json::Value) -> Response {
-    Response::builder()
+    let mut response = Response::builder()
         .status(status)
         .header("content-type", "application/json")
         .body(body.to_string())
-        .build()
+        .build();
+    if let Some(retry) = body["error"]["detail"]["retry_after_s"].as_u64() {
+        response.set_header("retry-after", retry.to_string().as_str());
+    }
+    response
+}
+
+fn error_response(error: &ApiError) -> Response {
+    json_response(error.status, &error.to_json())
 }

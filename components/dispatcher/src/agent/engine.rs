@@ -7,13 +7,16 @@ use super::kv::SpinKv;
 use super::model::LlmModel;
 use super::sink::EventSink;
 use super::tools::{AgentTools, Toolset, specs};
+use crate::identity::Principal;
 use kg_agent_core::approval::{self, ActionPlan, Pending, Reply};
 use kg_agent_core::events::Event;
 use kg_agent_core::memory::{self, Turn};
+use kg_agent_core::ownership;
 use kg_agent_core::react::{self, Gathered, Limits, Model};
 use kg_http::ApiError;
 use kg_http::actions::{outcome_json, summary_json};
 use kg_http::chat::{ChatBody, RoutingMode};
+use kg_identity::Permission;
 use kg_wit::kg::action_executor::action_executor::{self as executor, BatchPoll, ExecutionRequest};
 use kg_wit::kg::{router::router, summariser::summariser};
 use kg_wit::types::{BatchSummary, Message as WitMessage, Role};
@@ -25,7 +28,6 @@ const RECENT_TURNS: usize = 12;
 
 pub struct Settings {
     pub max_steps: u32,
-    pub approval_threshold: usize,
 }
 
 /// What a turn produced, for the JSON answer.
@@ -54,6 +56,25 @@ fn kv_error(e: String) -> ApiError {
     ApiError::new(503, "unavailable", e)
 }
 
+/// Someone else's conversation is answered like one that does not exist.
+pub fn no_conversation(id: &str) -> ApiError {
+    ApiError::new(404, "not_found", format!("no conversation `{id}`"))
+}
+
+/// `conversation` may be used by `who` (`start`: a turn may begin it).
+pub fn authorize(
+    kv: &SpinKv,
+    conversation: &str,
+    who: &Principal,
+    start: bool,
+) -> Result<(), ApiError> {
+    let admin = who.may(Permission::ConversationsAll);
+    ownership::authorize(kv, conversation, &who.caller.subject, admin, start).map_err(|e| match e {
+        ownership::Refused::NotFound => no_conversation(conversation),
+        ownership::Refused::Store(e) => kv_error(e),
+    })
+}
+
 fn now() -> String {
     kg_spin::clock::now_rfc3339()
 }
@@ -66,6 +87,7 @@ fn chinese(text: &str) -> bool {
 pub fn turn(
     body: &ChatBody,
     settings: &Settings,
+    who: &Principal,
     sink: &mut dyn EventSink,
 ) -> Result<TurnResult, ApiError> {
     let kv = SpinKv::open().map_err(kv_error)?;
@@ -76,6 +98,7 @@ pub fn turn(
         }
         None => kg_spin::clock::unique_id("c"),
     };
+    authorize(&kv, &conversation, who, true)?;
     sink.emit(Event::ConversationId(conversation.clone()));
     let remembered = memory::load_window(&kv, &conversation, RECENT_TURNS).map_err(kv_error)?;
     let mut result = TurnResult {
@@ -95,7 +118,7 @@ pub fn turn(
             Reply::Yes | Reply::No => {
                 let approve = approval::classify_reply(&body.message) == Reply::Yes;
                 remember(&kv, &conversation, "user", &body.message, Some("approval"));
-                let mut resumed = resolve(&token, approve, sink)?;
+                let mut resumed = resolve(&token, approve, Some(&conversation), who, sink)?;
                 resumed.conversation_id = conversation;
                 return Ok(resumed);
             }
@@ -190,12 +213,14 @@ pub fn turn(
             sink.emit(Event::Content(result.answer.clone()));
         }
         _ => {
-            let set = if intent == "action" {
+            // Only callers who may act are offered the action tools at all.
+            let may_act = who.may(Permission::ActionsExecute);
+            let set = if intent == "action" && may_act {
                 Toolset::Action
             } else {
                 Toolset::Query
             };
-            let mut tools = AgentTools::default();
+            let mut tools = AgentTools::new(who.caller.clone(), may_act);
             let mut model = model(sink)?;
             let mut messages = vec![Message::system(system_prompt(set))];
             if let Some(summary) = &remembered.summary {
@@ -231,15 +256,7 @@ pub fn turn(
                 return Err(ApiError::new(499, "client_gone", "the client disconnected"));
             }
             if let Some(plan) = tools.plan.take() {
-                plan_action(
-                    &kv,
-                    &conversation,
-                    &question,
-                    plan,
-                    settings,
-                    sink,
-                    &mut result,
-                )?;
+                plan_action(&kv, &conversation, &question, plan, who, sink, &mut result)?;
             } else {
                 let note = outcome.limit_reached.then(|| format!("The step limit ({}) was reached; answer from what was gathered and say so.", settings.max_steps));
                 let mut evidence = evidence_of(&outcome.gathered);
@@ -448,14 +465,17 @@ fn synthesise(
     Ok(())
 }
 
-fn plan_json(plan: &ActionPlan) -> Value {
-    kg_http::actions::plan_json(
+/// The plan as events show it, with who is acting on it (the authenticated subject).
+fn plan_json(plan: &ActionPlan, who: &Principal) -> Value {
+    let mut value = kg_http::actions::plan_json(
         &plan.entity_type,
         &plan.action_name,
         &plan.entity_ids,
         plan.entity_ids.len(),
         plan.parameters.clone(),
-    )
+    );
+    value["actor"] = json!(who.caller.subject);
+    value
 }
 
 fn plan_action(
@@ -463,17 +483,26 @@ fn plan_action(
     conversation: &str,
     question: &str,
     plan: ActionPlan,
-    settings: &Settings,
+    who: &Principal,
     sink: &mut dyn EventSink,
     result: &mut TurnResult,
 ) -> Result<(), ApiError> {
-    sink.emit(Event::ActionPlan(plan_json(&plan)));
-    let spec = executor::get_action(&plan.entity_type, &plan.action_name)?;
+    sink.emit(Event::ActionPlan(plan_json(&plan, who)));
+    // The action-executor decides, under the same rules as the direct API, whether the
+    // caller may run the plan and whether a person must approve it first.
+    let decision = executor::plan(
+        &who.caller,
+        &executor::PlanRequest {
+            entity_type: plan.entity_type.clone(),
+            action_name: plan.action_name.clone(),
+            entity_ids: plan.entity_ids.clone(),
+            parameters: plan.parameters.to_string(),
+            conversation: Some(conversation.to_string()),
+        },
+    )?;
     let key = kg_spin::clock::unique_id("agent");
-    if let Some(reason) =
-        approval::approval_reason(&plan, spec.requires_approval, settings.approval_threshold)
+    if let (Some(reason), Some(token)) = (decision.reason.clone(), decision.approval_token.clone())
     {
-        let token = kg_spin::clock::unique_id("approve");
         approval::store(
             kv,
             &Pending {
@@ -481,7 +510,7 @@ fn plan_action(
                 conversation_id: conversation.into(),
                 question: question.into(),
                 plan: plan.clone(),
-                idempotency_key: key,
+                idempotency_key: key.clone(),
                 created_at: now(),
             },
         )
@@ -489,10 +518,11 @@ fn plan_action(
         sink.emit(Event::ApprovalRequired {
             token: token.clone(),
             reason: reason.clone(),
-            plan: plan_json(&plan),
+            plan: plan_json(&plan, who),
         });
-        result.approval =
-            Some(json!({"approval_token": token, "reason": reason, "plan": plan_json(&plan)}));
+        result.approval = Some(
+            json!({"approval_token": token, "reason": reason, "expires_at": decision.expires_at, "plan": plan_json(&plan, who)}),
+        );
         result.answer = if chinese(question) {
             format!(
                 "计划：对 {} 个 {} 执行 {}。{}。回复“确认”执行，或“取消”放弃。",
@@ -514,14 +544,15 @@ fn plan_action(
         sink.emit(Event::Content(result.answer.clone()));
         return Ok(());
     }
-    execute_and_report(question, &plan, key, None, sink, result)
+    execute_and_report(question, &plan, Some(key), None, who, sink, result)
 }
 
 fn execute_and_report(
     question: &str,
     plan: &ActionPlan,
-    idempotency_key: String,
+    idempotency_key: Option<String>,
     approval_token: Option<String>,
+    who: &Principal,
     sink: &mut dyn EventSink,
     result: &mut TurnResult,
 ) -> Result<(), ApiError> {
@@ -530,9 +561,9 @@ fn execute_and_report(
         action_name: plan.action_name.clone(),
         entity_ids: plan.entity_ids.clone(),
         parameters: plan.parameters.to_string(),
-        idempotency_key: Some(idempotency_key),
+        idempotency_key,
         approval_token,
-        actor: Some("kg-agent".into()),
+        caller: who.caller.clone(),
         options: None,
     })?;
     let total = run.total();
@@ -570,18 +601,41 @@ fn execute_and_report(
     )
 }
 
-/// Approves (runs) or cancels a pending plan.
+/// Approves (runs) or rejects a plan waiting for approval. `in_conversation` is set when
+/// the answer came as a reply in a conversation, which must be the plan's own. The
+/// action-executor redeems or rejects the token atomically in the graph and checks that
+/// `who` may.
 pub fn resolve(
     token: &str,
     approve: bool,
+    in_conversation: Option<&str>,
+    who: &Principal,
     sink: &mut dyn EventSink,
 ) -> Result<TurnResult, ApiError> {
     let kv = SpinKv::open().map_err(kv_error)?;
-    let pending = approval::take(&kv, token)
-        .map_err(kv_error)?
-        .ok_or_else(|| ApiError::new(404, "not_found", "no pending plan with this approval token (it ran, was cancelled, or never existed)"))?;
+    let info = executor::get_approval(token)?;
+    if let Some(here) = in_conversation
+        && info.conversation.as_deref() != Some(here)
+    {
+        return Err(ApiError::new(
+            403,
+            "approval_invalid",
+            "this approval belongs to another conversation",
+        ));
+    }
+    let note = approval::get(&kv, token).map_err(kv_error)?;
+    let question = note.as_ref().map_or_else(
+        || format!("{}.{}", info.entity_type, info.action_name),
+        |n| n.question.clone(),
+    );
+    let plan = ActionPlan {
+        entity_type: info.entity_type.clone(),
+        action_name: info.action_name.clone(),
+        entity_ids: info.entity_ids.clone(),
+        parameters: serde_json::from_str(&info.parameters).unwrap_or(json!({})),
+    };
     let mut result = TurnResult {
-        conversation_id: pending.conversation_id.clone(),
+        conversation_id: info.conversation.clone().unwrap_or_default(),
         answer: String::new(),
         route: json!({"intent": "action", "method": "approval"}),
         sources: Vec::new(),
@@ -591,17 +645,19 @@ pub fn resolve(
         completion_tokens: 0,
     };
     if approve {
-        sink.emit(Event::ActionPlan(plan_json(&pending.plan)));
+        sink.emit(Event::ActionPlan(plan_json(&plan, who)));
         execute_and_report(
-            &pending.question,
-            &pending.plan,
-            pending.idempotency_key.clone(),
+            &question,
+            &plan,
+            None,
             Some(token.to_string()),
+            who,
             sink,
             &mut result,
         )?;
     } else {
-        result.answer = if chinese(&pending.question) {
+        executor::reject_plan(&who.caller, token)?;
+        result.answer = if chinese(&question) {
             "已取消，未执行任何操作。".into()
         } else {
             "Cancelled: nothing was executed.".into()
@@ -609,12 +665,13 @@ pub fn resolve(
         sink.emit(Event::ContentStart);
         sink.emit(Event::Content(result.answer.clone()));
     }
-    remember(
-        &kv,
-        &pending.conversation_id,
-        "assistant",
-        &result.answer,
-        None,
-    );
+    if let Some(note) = &note
+        && let Err(e) = approval::forget(&kv, note)
+    {
+        eprintln!("dispatcher: could not forget the approval note: {e}");
+    }
+    if let Some(conversation) = &info.conversation {
+        remember(&kv, conversation, "assistant", &result.answer, None);
+    }
     Ok(result)
 }

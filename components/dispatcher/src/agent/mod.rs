@@ -7,15 +7,16 @@ mod model;
 mod sink;
 mod tools;
 
+use crate::identity::Principal;
 use engine::{Settings, TurnResult, turn};
 use kg_agent_core::events::Event;
 use kg_agent_core::memory;
 use kg_http::ApiError;
 use kg_http::chat::{approve_body, chat_body};
-use kg_http::sse;
+use kg_identity::Permission;
 use serde_json::{Value, json};
 use sink::{Collected, EventSink, Streamed};
-use spin_sdk::http::{Fields, OutgoingResponse, Request, Response, ResponseOutparam};
+use spin_sdk::http::{OutgoingResponse, Request, Response, ResponseOutparam};
 
 fn settings() -> Settings {
     let number = |name: &str, default: u64| {
@@ -26,7 +27,6 @@ fn settings() -> Settings {
     };
     Settings {
         max_steps: number("agent_max_steps", 10).clamp(1, 50) as u32,
-        approval_threshold: number("approval_batch_threshold", 50) as usize,
     }
 }
 
@@ -69,12 +69,22 @@ fn answer_json(result: &TurnResult, events: &[Event], trace: bool, started: u64)
     body
 }
 
+/// Counts a turn's LLM tokens against the subject's daily limit.
+fn spent(who: &Principal, result: &TurnResult) {
+    crate::limits::add_tokens(
+        &who.caller.subject,
+        u64::from(result.prompt_tokens) + u64::from(result.completion_tokens),
+    );
+}
+
 /// `POST /chat`: the whole turn as one JSON answer.
-pub fn chat(request: &Request) -> Result<Response, ApiError> {
+pub fn chat(request: &Request, who: &Principal) -> Result<Response, ApiError> {
     let started = kg_spin::clock::monotonic_ms();
     let body = chat_body(&kg_http::body::json_object(request.body())?)?;
+    crate::limits::check_tokens(&who.caller.subject)?;
     let mut events = Collected::default();
-    let result = turn(&body, &settings(), &mut events)?;
+    let result = turn(&body, &settings(), who, &mut events)?;
+    spent(who, &result);
     Ok(crate::json_response(
         200,
         &answer_json(&result, &events.0, body.trace, started),
@@ -82,8 +92,8 @@ pub fn chat(request: &Request) -> Result<Response, ApiError> {
 }
 
 /// Seed 002's `/api/qa/query`: `{question}` → `{answer, sources, …}`, marked deprecated.
-pub fn legacy_query(request: &Request) -> Result<Response, ApiError> {
-    let mut response = chat(request)?;
+pub fn legacy_query(request: &Request, who: &Principal) -> Result<Response, ApiError> {
+    let mut response = chat(request, who)?;
     response.set_header(
         "x-deprecation-warning",
         "/api/qa/query is deprecated; use POST /chat",
@@ -91,12 +101,18 @@ pub fn legacy_query(request: &Request) -> Result<Response, ApiError> {
     Ok(response)
 }
 
-/// `POST /chat/approve`: runs (or, with `approve: false`, cancels) a pending plan.
-pub fn approve(request: &Request) -> Result<Response, ApiError> {
+/// `POST /chat/approve`: runs (or, with `approve: false`, rejects) a plan waiting for
+/// approval, whether the agent or the direct API planned it. Approving needs the approver
+/// role; rejecting, the approver role or being the one who asked.
+pub fn approve(request: &Request, who: &Principal) -> Result<Response, ApiError> {
     let started = kg_spin::clock::monotonic_ms();
     let (token, approve) = approve_body(&kg_http::body::json_object(request.body())?)?;
+    if approve {
+        who.require(Permission::ActionsApprove)?;
+    }
     let mut events = Collected::default();
-    let result = engine::resolve(&token, approve, &mut events)?;
+    let result = engine::resolve(&token, approve, None, who, &mut events)?;
+    spent(who, &result);
     Ok(crate::json_response(
         200,
         &answer_json(&result, &events.0, false, started),
@@ -104,38 +120,44 @@ pub fn approve(request: &Request) -> Result<Response, ApiError> {
 }
 
 /// Checks the body before the stream opens, so a bad request is a plain JSON 400.
-pub fn prepare_stream(request: &Request) -> Result<kg_http::chat::ChatBody, ApiError> {
-    chat_body(&kg_http::body::json_object(request.body())?)
+pub fn prepare_stream(
+    request: &Request,
+    who: &Principal,
+) -> Result<kg_http::chat::ChatBody, ApiError> {
+    let body = chat_body(&kg_http::body::json_object(request.body())?)?;
+    crate::limits::check_tokens(&who.caller.subject)?;
+    Ok(body)
 }
 
 /// `POST /chat/stream`: the same turn as Server-Sent Events; `error` (if any) then `done`
 /// always come last; the first event goes out before any work starts.
-pub async fn stream(body: kg_http::chat::ChatBody, out: ResponseOutparam) {
-    let Ok(headers) = Fields::from_list(&[
-        (
-            "content-type".to_string(),
-            sse::CONTENT_TYPE.as_bytes().to_vec(),
-        ),
-        ("cache-control".to_string(), b"no-cache".to_vec()),
-    ]) else {
+pub async fn stream(
+    body: kg_http::chat::ChatBody,
+    who: Principal,
+    extra: &[(String, String)],
+    out: ResponseOutparam,
+) {
+    let Ok(headers) = crate::headers::sse_fields(extra) else {
         return;
     };
     let response = OutgoingResponse::new(headers);
     let mut sink = Streamed::new(response.take_body());
     out.set(response);
     sink.comment("kg-agent");
-    if let Err(e) = turn(&body, &settings(), &mut sink) {
-        sink.emit(Event::Error {
+    match turn(&body, &settings(), &who, &mut sink) {
+        Ok(result) => spent(&who, &result),
+        Err(e) => sink.emit(Event::Error {
             code: e.code.clone(),
             message: e.message.clone(),
-        });
+        }),
     }
     sink.emit(Event::Done);
 }
 
-pub fn get_conversation(id: &str) -> Result<Response, ApiError> {
+pub fn get_conversation(id: &str, who: &Principal) -> Result<Response, ApiError> {
     memory::check_id(id).map_err(ApiError::bad_request)?;
     let kv = kv::SpinKv::open().map_err(|e| ApiError::new(503, "unavailable", e))?;
+    engine::authorize(&kv, id, who, false)?;
     let conversation = memory::load(&kv, id).map_err(|e| ApiError::new(503, "unavailable", e))?;
     if conversation.turns.is_empty() {
         return Err(ApiError::new(
@@ -155,10 +177,12 @@ pub fn get_conversation(id: &str) -> Result<Response, ApiError> {
     ))
 }
 
-pub fn delete_conversation(id: &str) -> Result<Response, ApiError> {
+pub fn delete_conversation(id: &str, who: &Principal) -> Result<Response, ApiError> {
     memory::check_id(id).map_err(ApiError::bad_request)?;
     let kv = kv::SpinKv::open().map_err(|e| ApiError::new(503, "unavailable", e))?;
+    engine::authorize(&kv, id, who, false)?;
     let deleted = memory::delete(&kv, id).map_err(|e| ApiError::new(503, "unavailable", e))?;
+    kg_agent_core::ownership::forget(&kv, id).map_err(|e| ApiError::new(503, "unavailable", e))?;
     if deleted == 0 {
         return Err(ApiError::new(
             404,

@@ -70,10 +70,24 @@ pub fn specs(set: Toolset) -> Vec<ToolSpec> {
     specs
 }
 
-/// Runs the LLM's tool calls; remembers the plan it proposes.
-#[derive(Default)]
+/// Runs the LLM's tool calls as `caller`; remembers the plan it proposes. The tools the
+/// LLM is offered already leave out what the caller may not use; a call to one anyway is
+/// refused here (and the action-executor re-checks what it is asked to do), so no prompt
+/// can raise the caller's permissions.
 pub struct AgentTools {
     pub plan: Option<ActionPlan>,
+    pub caller: kg_wit::types::Caller,
+    pub may_act: bool,
+}
+
+impl AgentTools {
+    pub fn new(caller: kg_wit::types::Caller, may_act: bool) -> AgentTools {
+        AgentTools {
+            plan: None,
+            caller,
+            may_act,
+        }
+    }
 }
 
 impl ToolRunner for AgentTools {
@@ -83,12 +97,19 @@ impl ToolRunner for AgentTools {
             Ok(_) => return failed("arguments must be a JSON object".into()),
             Err(e) => return failed(e),
         };
+        let acting = [PROPOSE_PLAN, action_tools::VALIDATE].contains(&call.name.as_str());
+        if acting && !self.may_act {
+            return failed(format!(
+                "`{}` is not available to you: missing permission `actions:execute`",
+                call.name
+            ));
+        }
         let result = match call.name.as_str() {
             PROPOSE_PLAN => self.propose(&arguments),
             SEARCH_DOCUMENTS => search(&arguments),
             action_tools::LIST => list_actions(&arguments),
             action_tools::DETAILS => action_details(&arguments),
-            action_tools::VALIDATE => validate(&arguments),
+            action_tools::VALIDATE => validate(&self.caller, &arguments),
             name => graph_tool(name, &arguments),
         };
         result.unwrap_or_else(failed)
@@ -208,9 +229,10 @@ fn action_details(args: &Value) -> Result<Observation, String> {
     )
 }
 
-fn validate(args: &Value) -> Result<Observation, String> {
+fn validate(caller: &kg_wit::types::Caller, args: &Value) -> Result<Observation, String> {
     let parameters = args.get("parameters").cloned().unwrap_or(json!({}));
     let results = action_executor::validate(
+        caller,
         &text(args, "entity_type")?,
         &text(args, "action_name")?,
         &ids(args)?,
