@@ -48,10 +48,35 @@ if [ -z "$origin" ]; then
   done
 fi
 
-echo "kg-agent: web app  http://127.0.0.1:3000/" >&2
-echo "kg-agent: try  curl -s http://127.0.0.1:3000/health" >&2
-echo "          and  curl -s -X POST -d '{\"label\":\"PurchaseOrder\"}' http://127.0.0.1:3000/tools/get_node_statistics" >&2
 variables=(--variable "neo4j_origin=$origin" --variable "neo4j_password=$password")
+
+# Every route but /health/live needs a credential. Unless keys are configured already
+# (SPIN_VARIABLE_AUTH_API_KEYS, or --variable auth_api_keys=... / auth_mode=... among the
+# arguments), a development admin key is minted on first run and kept (mode 600) in
+# .devhost/dev-api-key; the service is given only its SHA-256.
+configured=${SPIN_VARIABLE_AUTH_API_KEYS:-}
+for arg in "$@"; do
+  case "$arg" in auth_api_keys=* | auth_mode=*) configured=yes ;; esac
+done
+if [ -z "$configured" ]; then
+  key_file=.devhost/dev-api-key
+  if [ ! -s "$key_file" ]; then
+    mkdir -p .devhost
+    (umask 077 && scripts/new-api-key.sh dev admin > "$key_file")
+  fi
+  key=$(sed -n 's/^key: *//p' "$key_file")
+  entry=$(sed -n 's/^entry: *//p' "$key_file")
+  variables+=(--variable "auth_api_keys=$entry")
+  echo "kg-agent: development API key (subject dev, role admin; kept in $key_file):" >&2
+  echo "          export KG_API_KEY=$key" >&2
+  auth="-H \"authorization: Bearer \$KG_API_KEY\" "
+else
+  auth="-H \"authorization: Bearer <your key>\" "
+fi
+
+echo "kg-agent: web app  http://127.0.0.1:3000/ (sign in with the key)" >&2
+echo "kg-agent: try  curl -s ${auth}http://127.0.0.1:3000/health" >&2
+echo "          and  curl -s ${auth}-X POST -d '{\"label\":\"PurchaseOrder\"}' http://127.0.0.1:3000/tools/get_node_statistics" >&2
 if [ "$host" = spin ]; then
   listen=(--listen 127.0.0.1:3000)
   for arg in "$@"; do [ "$arg" = --listen ] && listen=(); done
