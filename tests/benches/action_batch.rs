@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let stack = Stack::start().await?;
+    // Batches of 1,000 run without an approval step: this measures execution only.
+    let stack = Stack::start_with(&[("approval_batch_threshold", "1000000".to_string())]).await?;
     // The lookup indexes a deployment creates once (POST /actions/setup).
-    reqwest::Client::new()
+    kg_e2e::auth::client(kg_e2e::auth::ADMIN)
         .post(format!("{}/actions/setup", stack.host.url))
         .send()
         .await?
@@ -80,7 +81,7 @@ fn url(stack: &Stack) -> String {
 }
 
 async fn pay_in_one_request(stack: &Stack, ids: &[String]) -> anyhow::Result<Duration> {
-    let client = reqwest::Client::new();
+    let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
     let start = Instant::now();
     let r = pay(&client, &url(stack), ids).await?;
     anyhow::ensure!(r["succeeded"].as_u64() == Some(ids.len() as u64));
@@ -88,7 +89,7 @@ async fn pay_in_one_request(stack: &Stack, ids: &[String]) -> anyhow::Result<Dur
 }
 
 async fn pay_one_by_one(stack: &Stack, ids: &[String]) -> anyhow::Result<Duration> {
-    let client = reqwest::Client::new();
+    let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
     let url = url(stack);
     let start = Instant::now();
     let results: Vec<anyhow::Result<Value>> = futures::stream::iter(ids.iter().cloned())

@@ -18,7 +18,7 @@ const STEPS: usize = 4;
 async fn main() -> anyhow::Result<()> {
     let llm = ScriptedLlm::start().await;
     let stack = Stack::start_with(&llm.variables()).await?;
-    let client = reqwest::Client::new();
+    let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
     let url = |path: &str| format!("{}{path}", stack.host.url);
 
     let mut first_byte = Vec::new();

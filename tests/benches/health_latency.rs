@@ -12,7 +12,7 @@ async fn main() -> anyhow::Result<()> {
     // Held to the end: dropping the stack stops devgraph and devhost.
     let stack = Stack::start().await?;
     let host = &stack.host;
-    let client = reqwest::Client::new();
+    let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
     let url = format!("{}/health", host.url);
     for _ in 0..20 {
         client.get(&url).send().await?.error_for_status()?;

@@ -51,7 +51,7 @@ async fn measure(kind: HostKind) -> anyhow::Result<String> {
         &variables,
     )
     .await?;
-    let client = reqwest::Client::new();
+    let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
     let health = sequential(|| client.get(format!("{}/health", host.url))).await?;
     let tool = sequential(|| client.post(format!("{}{TOOL}", host.url)).body(TOOL_BODY)).await?;
     let chat = sequential(|| {
@@ -94,7 +94,7 @@ async fn load(url: &str) -> (f64, usize) {
     let started = Instant::now();
     let deadline = started + LOAD_TIME;
     let workers = (0..CLIENTS).map(|_| {
-        let client = reqwest::Client::new();
+        let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
         let target = format!("{url}{TOOL}");
         async move {
             let (mut ok, mut errors) = (0usize, 0usize);

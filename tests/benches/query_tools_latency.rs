@@ -41,7 +41,7 @@ async fn main() -> anyhow::Result<()> {
         ],
     )
     .await?;
-    let client = reqwest::Client::new();
+    let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
     let tools: [(&str, Value); 9] = [
         ("search_instances", json!({"search_term": "acme"})),
         (

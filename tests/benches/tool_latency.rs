@@ -16,7 +16,7 @@ async fn main() -> anyhow::Result<()> {
         host,
         dir: _dir,
     } = Stack::start().await?;
-    let client = reqwest::Client::new();
+    let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
 
     // The tool for one label without samples runs exactly these two READ queries.
     let tool = || {

@@ -4,7 +4,7 @@
 //! Spin runtime-config file for their key-value store, so a test states its state once.
 
 use crate::process::listening_url;
-use crate::workspace;
+use crate::{auth, workspace};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -90,6 +90,10 @@ fn toml_string(text: &str) -> String {
 pub struct AppHost {
     pub url: String,
     pub kind: HostKind,
+    /// The credential `get` and `send` present (`Authorization: Bearer …`): the admin test
+    /// key unless a test changes it; `None` sends no credential.
+    pub key: Option<String>,
+    client: reqwest::Client,
     child: Child,
     /// Spin's logs and the runtime-config file live here until the host stops.
     _state: tempfile::TempDir,
@@ -112,6 +116,8 @@ impl AppHost {
     }
 
     /// On a given host with a given store (two-instance tests mix hosts on one Redis).
+    /// Unless `variables` set them, the application admits every test key of `auth`
+    /// (`auth_api_keys`) and limits no request rate (`rate_limit_requests_per_minute=0`).
     pub async fn start_on(
         kind: HostKind,
         manifest: &Path,
@@ -158,6 +164,14 @@ impl AppHost {
         for (name, value) in variables {
             command.arg("--variable").arg(format!("{name}={value}"));
         }
+        for (name, value) in [
+            ("auth_api_keys", auth::all_test_keys()),
+            ("rate_limit_requests_per_minute", "0".to_string()),
+        ] {
+            if !variables.iter().any(|(set, _)| *set == name) {
+                command.arg("--variable").arg(format!("{name}={value}"));
+            }
+        }
         let mut child = command
             .spawn()
             .with_context(|| format!("starting {} (run scripts/setup.sh first)", kind.name()))?;
@@ -169,6 +183,8 @@ impl AppHost {
         Ok(AppHost {
             url,
             kind,
+            key: Some(auth::ADMIN.to_string()),
+            client: reqwest::Client::new(),
             child,
             _state: state,
         })
@@ -216,20 +232,54 @@ impl AppHost {
         Some(total)
     }
 
+    /// `GET path` with this host's credential.
     pub async fn get(&self, path: &str) -> Result<(u16, Value)> {
-        let response = reqwest::get(format!("{}{path}", self.url)).await?;
-        decode(response).await
+        self.get_as(self.key.as_deref(), path).await
     }
 
+    /// A request with this host's credential (a JSON body unless it is a GET).
     pub async fn send(&self, method: &str, path: &str, body: &str) -> Result<(u16, Value)> {
+        self.send_as(self.key.as_deref(), method, path, body).await
+    }
+
+    /// `GET path` with `key` as the bearer credential (`None`: no `Authorization`).
+    pub async fn get_as(&self, key: Option<&str>, path: &str) -> Result<(u16, Value)> {
+        decode(self.request_as(key, "GET", path, "").await?).await
+    }
+
+    /// A request with `key` as the bearer credential (`None`: no `Authorization`).
+    pub async fn send_as(
+        &self,
+        key: Option<&str>,
+        method: &str,
+        path: &str,
+        body: &str,
+    ) -> Result<(u16, Value)> {
+        decode(self.request_as(key, method, path, body).await?).await
+    }
+
+    /// The raw response (status, headers, body) of a request with `key` as the bearer
+    /// credential; every method but GET and HEAD sends `body` as JSON.
+    pub async fn request_as(
+        &self,
+        key: Option<&str>,
+        method: &str,
+        path: &str,
+        body: &str,
+    ) -> Result<reqwest::Response> {
         let method = reqwest::Method::from_bytes(method.as_bytes())?;
-        let response = reqwest::Client::new()
-            .request(method, format!("{}{path}", self.url))
-            .header("content-type", "application/json")
-            .body(body.to_string())
-            .send()
-            .await?;
-        decode(response).await
+        let mut request = self
+            .client
+            .request(method.clone(), format!("{}{path}", self.url));
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        if method != reqwest::Method::GET && method != reqwest::Method::HEAD {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        Ok(request.send().await?)
     }
 }
 
@@ -239,7 +289,8 @@ impl Drop for AppHost {
     }
 }
 
-async fn decode(response: reqwest::Response) -> Result<(u16, Value)> {
+/// A response's status and body (JSON, or the text as a JSON string).
+pub async fn decode(response: reqwest::Response) -> Result<(u16, Value)> {
     let status = response.status().as_u16();
     let text = response.text().await?;
     let json = serde_json::from_str(&text).unwrap_or(Value::String(text));

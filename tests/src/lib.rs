@@ -3,13 +3,15 @@
 //! shares state between instances; each finds its address from its startup line and stops
 //! on drop.
 
+pub mod auth;
 pub mod embedding_stub;
 mod host;
 pub mod llm_stub;
+pub mod oidc;
 pub mod process;
 pub mod redis;
 
-pub use host::{AppHost, HostKind, KeyValue, check, devhost_binary, spin_binary};
+pub use host::{AppHost, HostKind, KeyValue, check, decode, devhost_binary, spin_binary};
 use process::listening_url;
 
 use anyhow::{Context, Result};
@@ -218,5 +220,45 @@ impl Stack {
         )
         .await?;
         Ok(Stack { graph, host, dir })
+    }
+}
+
+/// Two instances of the application sharing one Redis (the production key-value store)
+/// and one graph, behind no load balancer but the test itself: `a` on this run's host
+/// (`KG_E2E_HOST`), `b` on devhost, both pointed at one scripted LLM.
+pub struct Pair {
+    pub a: AppHost,
+    pub b: AppHost,
+    pub graph: Devgraph,
+    pub llm: llm_stub::ScriptedLlm,
+    _redis: redis::RedisServer,
+}
+
+impl Pair {
+    /// With extra variables on both instances.
+    pub async fn start(extra: &[(&str, String)]) -> Result<Pair> {
+        let redis = redis::RedisServer::start().await?;
+        let graph = Devgraph::start().await?;
+        let llm = llm_stub::ScriptedLlm::start().await;
+        let mut variables = graph.variables();
+        variables.extend(llm.variables());
+        variables.extend(extra.iter().cloned());
+        let kv = KeyValue::Redis(redis.url.clone());
+        let manifest = app_manifest();
+        let a = AppHost::start_on(HostKind::from_env(), &manifest, &kv, &variables).await?;
+        let b = AppHost::start_on(HostKind::Devhost, &manifest, &kv, &variables).await?;
+        eprintln!(
+            "scale-out: a on {} ({}), b on devhost ({})",
+            a.kind.name(),
+            a.url,
+            b.url
+        );
+        Ok(Pair {
+            a,
+            b,
+            graph,
+            llm,
+            _redis: redis,
+        })
     }
 }

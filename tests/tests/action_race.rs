@@ -2,7 +2,7 @@
 //! of them sharing one idempotency key, leave every order paid exactly once and the account
 //! debited exactly once per order.
 
-use kg_e2e::Stack;
+use kg_e2e::{Stack, auth};
 use serde_json::{Value, json};
 
 #[tokio::test]
@@ -43,7 +43,13 @@ async fn fifty_concurrent_payments_of_twenty_orders_pay_each_exactly_once() {
         }
         let (client, url) = (client.clone(), url.clone());
         tokio::spawn(async move {
-            let response = client.post(url).body(body.to_string()).send().await.unwrap();
+            let response = client
+                .post(url)
+                .bearer_auth(auth::ADMIN)
+                .body(body.to_string())
+                .send()
+                .await
+                .unwrap();
             let status = response.status().as_u16();
             (status, response.json::<Value>().await.unwrap())
         })

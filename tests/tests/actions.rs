@@ -2,12 +2,20 @@
 //! API → devgraph, asserting on the graph's state before and after, for every demo action
 //! and every failure reason.
 
-use kg_e2e::{AppHost, Stack};
+use kg_e2e::{AppHost, Stack, auth};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 async fn post(host: &AppHost, path: &str, body: Value) -> (u16, Value) {
     host.send("POST", path, &body.to_string()).await.unwrap()
+}
+
+/// The approval token of a plan (`POST /actions/{action}/plan`, as the admin) that needs one.
+async fn plan_token(host: &AppHost, action: &str, body: Value) -> String {
+    let (status, r) = post(host, &format!("/actions/{action}/plan"), body).await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["approval_required"], true, "{r}");
+    r["approval_token"].as_str().unwrap().to_string()
 }
 
 async fn strings(stack: &Stack, statement: &str) -> Vec<String> {
@@ -199,7 +207,7 @@ async fn paying_all_of_acmes_orders_reports_each_success_and_failure_reason() {
     let (status, r) = post(
         &stack.host,
         "/actions/PurchaseOrder/makePayment/execute",
-        json!({"entity_ids": ids, "actor": "e2e"}),
+        json!({"entity_ids": ids}),
     )
     .await;
     assert_eq!(status, 200, "{r}");
@@ -314,7 +322,7 @@ async fn each_demo_action_applies_its_effects_or_says_why_not() {
         "Only a draft order can be approved"
     );
 
-    // cancel needs approval, and a reason.
+    // cancel needs approval (from another subject: four-eyes), and a reason.
     let (status, e) = post(
         host,
         "/actions/PurchaseOrder/cancel/execute",
@@ -322,16 +330,11 @@ async fn each_demo_action_applies_its_effects_or_says_why_not() {
     )
     .await;
     assert_eq!(status, 403, "{e}");
-    assert!(
-        e["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("requires approval")
-    );
+    assert_eq!(e["error"]["code"], "approval_required", "{e}");
     let (status, e) = post(
         host,
-        "/actions/PurchaseOrder/cancel/execute",
-        json!({"entity_ids": [approved], "approval_token": "t"}),
+        "/actions/PurchaseOrder/cancel/plan",
+        json!({"entity_ids": [approved]}),
     )
     .await;
     assert_eq!(status, 400, "{e}");
@@ -342,7 +345,21 @@ async fn each_demo_action_applies_its_effects_or_says_why_not() {
             .contains("`reason` is required"),
         "{e}"
     );
-    let (status, r) = post(host, "/actions/PurchaseOrder/cancel/execute", json!({"entity_ids": [approved], "approval_token": "t", "parameters": {"reason": "duplicate"}})).await;
+    let token = plan_token(
+        host,
+        "PurchaseOrder/cancel",
+        json!({"entity_ids": [approved], "parameters": {"reason": "duplicate"}}),
+    )
+    .await;
+    let (status, r) = host
+        .send_as(
+            Some(auth::APPROVER),
+            "POST",
+            "/actions/PurchaseOrder/cancel/execute",
+            &json!({"entity_ids": [approved], "approval_token": token, "parameters": {"reason": "duplicate"}}).to_string(),
+        )
+        .await
+        .unwrap();
     assert_eq!((status, r["succeeded"].as_u64()), (200, Some(1)), "{r}");
     assert_eq!(status_of(approved.clone()).await, "cancelled");
     let (_, r) = post(
@@ -374,7 +391,16 @@ async fn each_demo_action_applies_its_effects_or_says_why_not() {
     );
 
     // blockSupplier: then that supplier's orders can be neither approved nor paid.
-    let (_, r) = post(host, "/actions/Supplier/blockSupplier/execute", json!({"entity_ids": ["SUP-001", "SUP-007"], "approval_token": "t", "parameters": {"reason": "audit"}})).await;
+    let block = json!({"entity_ids": ["SUP-001", "SUP-007"], "parameters": {"reason": "audit"}});
+    let mut approved_block = block.clone();
+    approved_block["approval_token"] =
+        json!(plan_token(host, "Supplier/blockSupplier", block).await);
+    let (_, r) = post(
+        host,
+        "/actions/Supplier/blockSupplier/execute",
+        approved_block,
+    )
+    .await;
     assert_eq!(ids_of(&r["successes"]), ["SUP-001"]);
     assert_eq!(r["failures"][0]["error"], "Supplier is already blocked");
     let (_, r) = post(
@@ -400,10 +426,14 @@ async fn each_demo_action_applies_its_effects_or_says_why_not() {
     assert_eq!(r["failures"][0]["error"], "Supplier is blocked");
 
     // Unknown ids fail alone; duplicates run once.
+    let unblock = json!({"entity_ids": ["SUP-001", "SUP-001", "SUP-404"]});
+    let mut approved_unblock = unblock.clone();
+    approved_unblock["approval_token"] =
+        json!(plan_token(host, "Supplier/unblockSupplier", unblock).await);
     let (_, r) = post(
         host,
         "/actions/Supplier/unblockSupplier/execute",
-        json!({"entity_ids": ["SUP-001", "SUP-001", "SUP-404"], "approval_token": "t"}),
+        approved_unblock,
     )
     .await;
     assert_eq!(r["total"], 2, "{r}");
@@ -471,6 +501,7 @@ async fn a_repeated_idempotency_key_replays_and_writes_nothing() {
             "{}/actions/PurchaseOrder/makePayment/execute",
             stack.host.url
         ))
+        .bearer_auth(auth::ADMIN)
         .header("idempotency-key", "pay-batch-1")
         .body(json!({"entity_ids": [approved[0]]}).to_string())
         .send()
@@ -499,7 +530,8 @@ async fn the_log_pages_and_undo_reverts_only_unchanged_entities() {
     let (_, r) = post(
         host,
         "/actions/PurchaseOrder/makePayment/execute",
-        json!({"entity_ids": approved, "actor": "bob"}),
+        // The actor is the authenticated subject; a body may only repeat it.
+        json!({"entity_ids": approved, "actor": "admin"}),
     )
     .await;
     assert_eq!(r["succeeded"], 3, "{r}");
@@ -519,7 +551,7 @@ async fn the_log_pages_and_undo_reverts_only_unchanged_entities() {
     assert_eq!(rest["entries"].as_array().unwrap().len(), 1, "{rest}");
     assert!(rest["next_cursor"].is_null());
     let entry = &rest["entries"][0];
-    assert_eq!(entry["actor"], "bob");
+    assert_eq!(entry["actor"], "admin");
     assert_eq!(entry["action_name"], "makePayment");
     let (status, _) = host.get("/actions/log?limit=0").await.unwrap();
     assert_eq!(status, 400);
@@ -531,7 +563,7 @@ async fn the_log_pages_and_undo_reverts_only_unchanged_entities() {
     let (status, undone) = post(
         host,
         &format!("/actions/log/{log_id}/undo"),
-        json!({"actor": "bob"}),
+        json!({"actor": "admin"}),
     )
     .await;
     assert_eq!(status, 200, "{undone}");
@@ -603,6 +635,7 @@ async fn a_streamed_batch_emits_plan_progress_errors_complete_then_done() {
             "{}/actions/PurchaseOrder/makePayment/execute",
             stack.host.url
         ))
+        .bearer_auth(auth::ADMIN)
         .header("accept", "text/event-stream")
         .body(
             json!({"entity_ids": ids, "options": {"chunk_size": 5, "max_concurrent": 3}})

@@ -2,8 +2,8 @@
 //! components → devgraph, with a scripted OpenAI-compatible LLM. Routing uses the rule
 //! mode so the script holds only the reasoning and summarising calls.
 
-use kg_e2e::Stack;
 use kg_e2e::llm_stub::{Reply, ScriptedLlm, call, text};
+use kg_e2e::{Stack, auth};
 use serde_json::{Value, json};
 
 async fn stack_with(llm: &ScriptedLlm, extra: &[(&str, String)]) -> Stack {
@@ -24,6 +24,7 @@ async fn chat(stack: &Stack, body: Value) -> (u16, Value) {
 async fn stream(stack: &Stack, body: Value) -> Vec<Value> {
     let response = reqwest::Client::new()
         .post(format!("{}/chat/stream", stack.host.url))
+        .bearer_auth(auth::ADMIN)
         .body(body.to_string())
         .send()
         .await
@@ -239,31 +240,34 @@ async fn paying_every_order_of_acme_streams_plan_progress_and_an_honest_report()
     assert!(last.contains("Insufficient funds"), "{last}");
 }
 
+/// `blockSupplier` requires approval (and, unlike `cancel`, no second pair of eyes, so the
+/// owner of the conversation may say "yes" to it).
 #[tokio::test]
 async fn an_action_that_needs_approval_pauses_then_resumes_on_yes_or_cancels_on_no() {
     let llm = ScriptedLlm::start().await;
     let stack = stack_with(&llm, &[]).await;
-    let status_of = |id: &'static str| {
+    let blocked = || {
         let stack = &stack;
         async move {
             stack
                 .graph
-                .query(&format!(
-                    "MATCH (o:PurchaseOrder {{id: '{id}'}}) RETURN o.status"
-                ))
+                .query("MATCH (s:Supplier {id: 'SUP-002'}) RETURN s.blocked")
                 .await
                 .unwrap()[0][0]
                 .clone()
         }
     };
-    let before = status_of("PO-0001").await;
-    llm.then([
-        call("propose_action_plan", json!({"entity_type": "PurchaseOrder", "action_name": "cancel", "entity_ids": ["PO-0001"], "parameters": {"reason": "duplicate"}})),
-        text("Proposed."),
-    ]);
+    assert_eq!(blocked().await, false);
+    let propose = || {
+        call(
+            "propose_action_plan",
+            json!({"entity_type": "Supplier", "action_name": "blockSupplier", "entity_ids": ["SUP-002"], "parameters": {"reason": "audit"}}),
+        )
+    };
+    llm.then([propose(), text("Proposed.")]);
     let (status, r) = chat(
         &stack,
-        json!({"message": "Cancel order PO-0001, it is a duplicate", "routing_mode": "rule"}),
+        json!({"message": "Block supplier SUP-002 for the audit", "routing_mode": "rule"}),
     )
     .await;
     assert_eq!(status, 200, "{r}");
@@ -275,21 +279,22 @@ async fn an_action_that_needs_approval_pauses_then_resumes_on_yes_or_cancels_on_
         r["approval"]["reason"]
             .as_str()
             .unwrap()
-            .contains("requires approval")
+            .contains("requires approval"),
+        "{r}"
     );
     assert!(r["answer"].as_str().unwrap().contains("yes"), "{r}");
-    assert_eq!(status_of("PO-0001").await, before, "nothing ran yet");
+    assert_eq!(blocked().await, false, "nothing ran yet");
     let conversation = r["conversation_id"].as_str().unwrap().to_string();
 
-    // "no" in the same conversation cancels; the token is spent.
+    // "no" in the same conversation cancels; the token is spent (a recorded rejection).
     let (_, r) = chat(
         &stack,
         json!({"message": "no", "conversation_id": conversation}),
     )
     .await;
     assert!(r["answer"].as_str().unwrap().contains("Cancelled"), "{r}");
-    assert_eq!(status_of("PO-0001").await, before);
-    let (status, _) = stack
+    assert_eq!(blocked().await, false);
+    let (status, e) = stack
         .host
         .send(
             "POST",
@@ -298,15 +303,19 @@ async fn an_action_that_needs_approval_pauses_then_resumes_on_yes_or_cancels_on_
         )
         .await
         .unwrap();
-    assert_eq!(status, 404);
+    assert!(
+        status == 404 || (status == 409 && e["error"]["code"] == "approval_rejected"),
+        "{status} {e}"
+    );
+    assert_eq!(blocked().await, false);
 
     // Again, and "yes" — on a fresh request — runs it.
     llm.then([
-        call("propose_action_plan", json!({"entity_type": "PurchaseOrder", "action_name": "cancel", "entity_ids": ["PO-0001"], "parameters": {"reason": "duplicate"}})),
+        propose(),
         text("Proposed."),
-        text("Order PO-0001 is cancelled."),
+        text("Supplier SUP-002 is blocked."),
     ]);
-    let (_, r) = chat(&stack, json!({"message": "Cancel order PO-0001, it is a duplicate", "conversation_id": conversation, "routing_mode": "rule"})).await;
+    let (_, r) = chat(&stack, json!({"message": "Block supplier SUP-002 for the audit", "conversation_id": conversation, "routing_mode": "rule"})).await;
     assert!(r["approval"]["approval_token"].is_string(), "{r}");
     let (status, r) = chat(
         &stack,
@@ -315,7 +324,7 @@ async fn an_action_that_needs_approval_pauses_then_resumes_on_yes_or_cancels_on_
     .await;
     assert_eq!(status, 200, "{r}");
     assert_eq!(r["actions"]["succeeded"], 1, "{r}");
-    assert_eq!(status_of("PO-0001").await, "cancelled");
+    assert_eq!(blocked().await, true);
     assert_eq!(llm.remaining(), 0);
 }
 
@@ -416,6 +425,7 @@ async fn bad_chat_requests_are_refused_and_the_legacy_route_is_marked() {
     llm.then([text("Hello.")]);
     let response = reqwest::Client::new()
         .post(format!("{}/api/qa/query", stack.host.url))
+        .bearer_auth(auth::ADMIN)
         .body(json!({"question": "hello", "routing_mode": "rule"}).to_string())
         .send()
         .await
@@ -517,6 +527,7 @@ async fn a_slow_llm_call_gets_heartbeats() {
     )]);
     let response = reqwest::Client::new()
         .post(format!("{}/chat/stream", stack.host.url))
+        .bearer_auth(auth::ADMIN)
         .body(json!({"message": "hello", "routing_mode": "rule"}).to_string())
         .send()
         .await

@@ -118,13 +118,18 @@ async fn wrong_graph_credentials_make_health_503() {
 async fn a_host_missing_from_allowed_outbound_hosts_is_never_contacted() {
     let recorder = recording_server().await;
     let dir = tempfile::tempdir().unwrap();
-    // Same application, but the dispatcher (whose list query-tools inherits) allows only
-    // the LLM origin.
+    // Same application, but the dispatcher (whose list query-tools inherits) allows every
+    // origin but the graph's.
     let manifest = manifest_variant(dir.path(), |m| {
-        m.replace(
-            r#"allowed_outbound_hosts = ["{{ neo4j_origin }}", "{{ llm_origin }}"]"#,
-            r#"allowed_outbound_hosts = ["{{ llm_origin }}"]"#,
-        )
+        let edited = m.replace(
+            r#"allowed_outbound_hosts = ["{{ neo4j_origin }}", "#,
+            r#"allowed_outbound_hosts = ["#,
+        );
+        assert_ne!(
+            edited, m,
+            "the manifest's allow-list starts with the graph's origin"
+        );
+        edited
     })
     .unwrap();
     let host = AppHost::start(

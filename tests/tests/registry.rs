@@ -5,7 +5,7 @@
 //! which passes ran).
 
 use kg_e2e::process::{free_port, listening_url};
-use kg_e2e::{Devgraph, app_manifest, spin_binary};
+use kg_e2e::{Devgraph, app_manifest, auth, spin_binary};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::process::Command;
@@ -100,12 +100,20 @@ async fn the_app_pushed_to_an_oci_registry_runs_with_spin_up_from_the_reference(
     for (name, value) in graph.variables() {
         command.arg("--variable").arg(format!("{name}={value}"));
     }
+    command
+        .arg("--variable")
+        .arg(format!("auth_api_keys={}", auth::all_test_keys()));
     let mut app = command.spawn().unwrap();
     let url = listening_url(&mut app, "spin up --from the registry", "Serving ")
         .await
         .unwrap();
 
-    let response = reqwest::get(format!("{url}/health")).await.unwrap();
+    let response = reqwest::Client::new()
+        .get(format!("{url}/health"))
+        .bearer_auth(auth::ADMIN)
+        .send()
+        .await
+        .unwrap();
     let status = response.status().as_u16();
     let health: serde_json::Value = response.json().await.unwrap();
     assert_eq!(status, 200, "{health}");

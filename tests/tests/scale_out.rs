@@ -3,47 +3,14 @@
 //! other reads. Instance `a` runs on this run's host (`KG_E2E_HOST`), instance `b` on
 //! devhost, so a Spin run also proves Spin and devhost agree on Redis.
 
-use kg_e2e::llm_stub::{ScriptedLlm, call, text};
-use kg_e2e::redis::RedisServer;
-use kg_e2e::{AppHost, Devgraph, HostKind, KeyValue, app_manifest};
+use kg_e2e::auth;
+use kg_e2e::llm_stub::{call, text};
+use kg_e2e::{AppHost, Devgraph, Pair};
 use serde_json::{Value, json};
 use std::time::Instant;
 
-struct Pair {
-    a: AppHost,
-    b: AppHost,
-    graph: Devgraph,
-    llm: ScriptedLlm,
-    _redis: RedisServer,
-}
-
 async fn pair() -> Pair {
-    let redis = RedisServer::start().await.unwrap();
-    let graph = Devgraph::start().await.unwrap();
-    let llm = ScriptedLlm::start().await;
-    let mut variables = graph.variables();
-    variables.extend(llm.variables());
-    let kv = KeyValue::Redis(redis.url.clone());
-    let manifest = app_manifest();
-    let a = AppHost::start_on(HostKind::from_env(), &manifest, &kv, &variables)
-        .await
-        .unwrap();
-    let b = AppHost::start_on(HostKind::Devhost, &manifest, &kv, &variables)
-        .await
-        .unwrap();
-    eprintln!(
-        "scale-out: a on {} ({}), b on devhost ({})",
-        a.kind.name(),
-        a.url,
-        b.url
-    );
-    Pair {
-        a,
-        b,
-        graph,
-        llm,
-        _redis: redis,
-    }
+    Pair::start(&[]).await.unwrap()
 }
 
 async fn chat(host: &AppHost, body: Value) -> (u16, Value) {
@@ -136,8 +103,10 @@ async fn an_approval_issued_on_one_instance_is_redeemed_on_the_other() {
     let token = propose_cancel(&p, "PO-0001", &["Order PO-0001 is cancelled."]).await;
     assert_eq!(order_status(&p.graph, "PO-0001").await, before);
 
+    // Redeemed by another subject: `cancel` wants a second pair of eyes.
     let (status, r) =
-        p.b.send(
+        p.b.send_as(
+            Some(auth::APPROVER),
             "POST",
             "/chat/approve",
             &json!({"approval_token": token}).to_string(),
@@ -204,11 +173,12 @@ async fn a_plan_redeemed_concurrently_on_both_instances_executes_once() {
     let token = propose_cancel(&p, "PO-0002", &["Done.", "Done."]).await;
     let body = json!({"approval_token": token}).to_string();
     let (on_a, on_b) = tokio::join!(
-        p.a.send("POST", "/chat/approve", &body),
-        p.b.send("POST", "/chat/approve", &body)
+        p.a.send_as(Some(auth::APPROVER), "POST", "/chat/approve", &body),
+        p.b.send_as(Some(auth::APPROVER), "POST", "/chat/approve", &body)
     );
-    let answers = [on_a.unwrap(), on_b.unwrap()];
-    // However the two redemptions interleave, the graph holds one cancellation.
+    let mut answers = [on_a.unwrap(), on_b.unwrap()];
+    // However the two redemptions interleave, the graph holds one cancellation, and the
+    // second redemption is told so.
     let logs = p
         .graph
         .query(
@@ -218,9 +188,11 @@ async fn a_plan_redeemed_concurrently_on_both_instances_executes_once() {
         .unwrap();
     assert_eq!(logs[0][0], 1, "one applied cancellation: {answers:?}");
     assert_eq!(order_status(&p.graph, "PO-0002").await, "cancelled");
-    // Both may answer 200 (the second replays the recorded outcome): single-use tokens
-    // with a 409 for the second redemption belong to the identity issue (#13).
-    for (status, r) in &answers {
-        assert!(*status == 200 || *status == 404 || *status == 409, "{r}");
-    }
+    answers.sort_by_key(|a| a.0);
+    assert_eq!(answers[0].0, 200, "{answers:?}");
+    assert_eq!(answers[1].0, 409, "{answers:?}");
+    assert_eq!(
+        answers[1].1["error"]["code"], "approval_used",
+        "{answers:?}"
+    );
 }

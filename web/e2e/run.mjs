@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import { startLlmStub } from './llm-stub.mjs';
@@ -20,6 +21,11 @@ async function axe(page) {
   const r = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
   return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.length} × ${v.nodes[0]?.target}`);
 }
+
+// The API key the browser signs in with (an admin: the tests approve, undo and upload),
+// admitted by its `auth_api_keys` entry: subject|roles|sha256hex of the whole key.
+const apiKey = 'kga_webE2E_4fR8tY2mQ7xK1pL9sV3nB6cW';
+const apiKeyEntry = `admin|admin|${createHash('sha256').update(apiKey).digest('hex')}`;
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '../..');
@@ -110,8 +116,10 @@ try {
     '--manifest', 'spin.toml', '--listen', '127.0.0.1:0', '--kv-path', join(kv, 'kv.db'),
     '--variable', `neo4j_origin=${graph}`, '--variable', 'neo4j_password=devgraph',
     '--variable', `llm_origin=${llm.origin}`, '--variable', 'approval_batch_threshold=10',
+    '--variable', `auth_api_keys=${apiKeyEntry}`, '--variable', 'rate_limit_requests_per_minute=0',
   ]);
-  await fetch(`${app}/actions/setup`, { method: 'POST' });
+  const setup = await fetch(`${app}/actions/setup`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` } });
+  assert.equal(setup.status, 200, await setup.text());
 
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
@@ -146,10 +154,10 @@ try {
   });
 
   await test('sign in with an API key, which never shows up in a URL', async () => {
-    await page.getByLabel('API key').fill('test-key-123');
+    await page.getByLabel('API key').fill(apiKey);
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('link', { name: 'Chat' }).waitFor();
-    assert.ok(!page.url().includes('test-key-123'));
+    assert.ok(!page.url().includes(apiKey));
   });
 
   await test('ask a question: streamed Markdown, steps, graph; model HTML is not run', async () => {
@@ -166,8 +174,8 @@ try {
     await page.locator('.graph canvas').first().waitFor({ timeout: 15000 });
     const caption = await page.locator('.graph h3').innerText();
     assert.match(caption, /Graph \(\d+ \/ \d+\)/);
-    assert.ok(authHeaders.some(([u, a]) => u.endsWith('/chat/stream') && a === 'Bearer test-key-123'), JSON.stringify(authHeaders));
-    assert.ok(authHeaders.every(([u]) => !u.includes('test-key')));
+    assert.ok(authHeaders.some(([u, a]) => u.endsWith('/chat/stream') && a === `Bearer ${apiKey}`), JSON.stringify(authHeaders));
+    assert.ok(authHeaders.every(([u]) => !u.includes(apiKey)));
     // A cited entity links to its node in the graph.
     await page.locator('.md a', { hasText: 'PO-0003' }).first().click();
     await page.locator('.node-info').getByText('PO-0003').first().waitFor();
@@ -262,7 +270,7 @@ try {
     const phone = await browser.newContext({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, locale: 'en-US' });
     const p = await phone.newPage();
     await p.goto(app);
-    await p.getByLabel('API key').fill('phone-key');
+    await p.getByLabel('API key').fill(apiKey);
     await p.getByRole('button', { name: 'Continue' }).click();
     await p.getByRole('textbox', { name: /Ask about the graph/ }).fill('Tell me about supplier ACME');
     await p.getByRole('button', { name: 'Send' }).click();
@@ -295,7 +303,7 @@ try {
       return route.fulfill({ status: 429, contentType: 'application/json', body: '{}' });
     });
     await p.goto(app);
-    await p.getByLabel('API key').fill('k');
+    await p.getByLabel('API key').fill(apiKey);
     await p.getByRole('button', { name: 'Continue' }).click();
     const ask = async (q) => {
       await p.getByRole('textbox', { name: /Ask about the graph/ }).fill(q);
