@@ -55,7 +55,7 @@ pub fn hash_key(key: &str) -> String {
     to_hex(&Sha256::digest(key.as_bytes()))
 }
 
-fn to_hex(bytes: &[u8]) -> String {
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {

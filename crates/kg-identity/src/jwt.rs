@@ -17,6 +17,7 @@ use crate::config::OidcConfig;
 use crate::error::{AuthError, invalid};
 use crate::oidc::{Fetch, Store, issuer_variants, signing_keys};
 use crate::roles::{AuthMethod, Identity};
+use crate::verified;
 
 /// Verifies `token` and returns the identity its claims name.
 pub(crate) fn authenticate_jwt(
@@ -26,6 +27,9 @@ pub(crate) fn authenticate_jwt(
     store: &dyn Store,
     now_unix: i64,
 ) -> Result<Identity, AuthError> {
+    if let Some(identity) = verified::recall(token, oidc, store, now_unix) {
+        return Ok(identity);
+    }
     // Only the header is read before verification, to choose the key.
     let header = decode_header(token)
         .map_err(|_| invalid("malformed token (not a JWT, or an algorithm we do not accept)"))?;
@@ -76,11 +80,20 @@ pub(crate) fn authenticate_jwt(
             oidc.subject_claim
         ))
     })?;
-    Ok(Identity {
+    let identity = Identity {
         subject,
         roles: roles_from_claims(&claims, &oidc.roles_claim),
         method: AuthMethod::Jwt,
-    })
+    };
+    verified::remember(
+        token,
+        claims.get("exp").and_then(Value::as_i64),
+        &identity,
+        oidc,
+        store,
+        now_unix,
+    );
+    Ok(identity)
 }
 
 /// A short, safe reason for a refused token (never the token or its claims).

@@ -24,6 +24,8 @@ mod jwt;
 pub mod oidc;
 #[cfg(feature = "authn")]
 mod timestamp;
+#[cfg(feature = "authn")]
+mod verified;
 
 pub use permissions::{Permission, allowed, missing};
 pub use roles::{AuthMethod, Identity, Role};
