@@ -1,6 +1,8 @@
 //! What authentication adds to a request, on devhost: 1,000 sequential `GET /tools` after
-//! a warm-up with (a) `auth_mode=none`, (b) an API key, (c) an OIDC JWT (ES256) whose JWKS
-//! is cached (a local issuer, `kg_e2e::oidc`). Prints median / p90 / p99 of the round trip
+//! a warm-up with (a) `auth_mode=none`, (b) an API key, (c) OIDC JWTs signed RS256, ES256
+//! and EdDSA whose JWKS is cached (a local issuer, `kg_e2e::oidc`), each once with a new
+//! token per request (every signature verified) and once reusing one token (remembered
+//! after its first verification, as a client reusing its access token). Prints median / p90 / p99 of the round trip
 //! for each and, when the response carries `Server-Timing: auth;dur=<ms>` (the time the
 //! dispatcher spent authenticating), its median and p99. Reports only; never fails on
 //! noise. Run: `cargo bench -p kg-e2e --bench auth_latency` (after scripts/setup.sh).
@@ -21,15 +23,46 @@ struct Row {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let graph = Devgraph::start().await?;
-    let key = SigningKey::es256("bench-es");
-    let issuer = Issuer::start(&[&key]).await;
+    let rs = SigningKey::rs256("bench-rs");
+    let es = SigningKey::es256("bench-es");
+    let ed = SigningKey::ed25519("bench-ed");
+    let issuer = Issuer::start(&[&rs, &es, &ed]).await;
     let dir = tempfile::tempdir()?;
 
     let mut rows = Vec::new();
-    for (name, mode) in [
-        ("none (auth_mode=none)", "none"),
-        ("API key", "api_key"),
-        ("OIDC JWT (ES256, cached JWKS)", "api_key,oidc"),
+    for (name, mode, key, fresh) in [
+        ("none (auth_mode=none)", "none", None, false),
+        ("API key", "api_key", None, false),
+        (
+            "JWT RS256, new token each request",
+            "api_key,oidc",
+            Some(&rs),
+            true,
+        ),
+        (
+            "JWT ES256, new token each request",
+            "api_key,oidc",
+            Some(&es),
+            true,
+        ),
+        (
+            "JWT EdDSA, new token each request",
+            "api_key,oidc",
+            Some(&ed),
+            true,
+        ),
+        (
+            "JWT RS256, one token reused",
+            "api_key,oidc",
+            Some(&rs),
+            false,
+        ),
+        (
+            "JWT ES256, one token reused",
+            "api_key,oidc",
+            Some(&es),
+            false,
+        ),
     ] {
         let mut variables = graph.variables();
         if mode == "api_key,oidc" {
@@ -44,17 +77,20 @@ async fn main() -> anyhow::Result<()> {
             &variables,
         )
         .await?;
-        let credential = match mode {
-            "none" => None,
-            "api_key" => Some(auth::VIEWER.to_string()),
-            _ => Some(key.sign(&{
+        let credential = |i: usize| match (mode, key) {
+            ("none", _) => None,
+            (_, None) => Some(auth::VIEWER.to_string()),
+            (_, Some(key)) => Some(key.sign(&{
                 let mut claims = issuer.claims("bench-user", &["viewer"]);
                 // Valid for the whole run.
                 claims["exp"] = serde_json::json!(kg_e2e::oidc::now() + 3600);
+                if fresh {
+                    claims["jti"] = serde_json::json!(format!("bench-{i}"));
+                }
                 claims
             })),
         };
-        rows.push(measure(name, &host, credential.as_deref()).await?);
+        rows.push(measure(name, &host, &credential).await?);
         host.stop().await?;
     }
     let jwks = issuer.requests_to("/jwks").await;
@@ -90,14 +126,20 @@ async fn main() -> anyhow::Result<()> {
     }
     println!(
         "(round-trip difference to auth_mode=none in brackets; JWKS fetched {jwks} time(s) for {} JWT requests)",
-        REQUESTS + WARM_UP
+        5 * (REQUESTS + WARM_UP)
     );
     Ok(())
 }
 
-async fn measure(name: &'static str, host: &AppHost, key: Option<&str>) -> anyhow::Result<Row> {
-    for _ in 0..WARM_UP {
-        let response = host.request_as(key, "GET", "/tools", "").await?;
+/// `credential(i)` is the credential of request `i` (signed before the clock starts).
+async fn measure(
+    name: &'static str,
+    host: &AppHost,
+    credential: &dyn Fn(usize) -> Option<String>,
+) -> anyhow::Result<Row> {
+    for i in 0..WARM_UP {
+        let key = credential(REQUESTS + i);
+        let response = host.request_as(key.as_deref(), "GET", "/tools", "").await?;
         anyhow::ensure!(
             response.status().is_success(),
             "{name}: warm-up answered {}",
@@ -107,9 +149,10 @@ async fn measure(name: &'static str, host: &AppHost, key: Option<&str>) -> anyho
     }
     let mut round_trip = Vec::with_capacity(REQUESTS);
     let mut auth_ms = Vec::new();
-    for _ in 0..REQUESTS {
+    for i in 0..REQUESTS {
+        let key = credential(i);
         let started = Instant::now();
-        let response = host.request_as(key, "GET", "/tools", "").await?;
+        let response = host.request_as(key.as_deref(), "GET", "/tools", "").await?;
         let status = response.status();
         let timing = response
             .headers()
