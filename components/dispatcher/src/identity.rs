@@ -34,6 +34,14 @@ impl Principal {
                 .with_detail(serde_json::json!({"permission": permission.as_str()}))
         })
     }
+
+    /// `Ok` when the caller holds any of `permissions`, else the refusal naming the first.
+    pub fn require_any(&self, permissions: &[Permission]) -> Result<(), ApiError> {
+        if permissions.iter().any(|p| self.may(*p)) {
+            return Ok(());
+        }
+        permissions.iter().try_for_each(|p| self.require(*p))
+    }
 }
 
 /// The auth settings, read from the variables on every request (instances keep nothing

@@ -97,18 +97,9 @@ fn admit(request: &Request, ctx: &mut headers::Context) -> Result<(Route, Princi
     })?;
     let route = route.map_err(|e| error_response(&e))?;
     limits::count_request(&who.caller.subject).map_err(|e| error_response(&e))?;
-    if let Access::AnyOf(permissions) = route.access()
-        && !permissions.iter().any(|p| who.may(*p))
-    {
-        let first = permissions
-            .first()
-            .copied()
-            .unwrap_or(kg_identity::Permission::HealthRead);
-        return Err(error_response(
-            &who.require(first)
-                .err()
-                .unwrap_or_else(|| ApiError::new(403, "forbidden", "forbidden")),
-        ));
+    if let Access::AnyOf(permissions) = route.access() {
+        who.require_any(permissions)
+            .map_err(|e| error_response(&e))?;
     }
     Ok((route, who))
 }
