@@ -155,6 +155,12 @@ async fn validation_is_a_dry_run_with_a_reason_per_check() {
         .collect();
     assert_eq!(failed, ["Order already paid", "Order is not approved"]);
     assert_eq!(results[2]["found"], false);
+    // Not there: one failed `exists` check, not preconditions that cannot apply.
+    assert_eq!(
+        results[2]["checks"],
+        json!([{"name": "exists", "passed": false, "message": "PurchaseOrder `PO-9999` not found"}]),
+        "{r}"
+    );
     assert_eq!(
         number(&stack, "MATCH (n) RETURN count(n)").await,
         before,

@@ -148,8 +148,12 @@ impl Guest for ActionExecutor {
         Ok(entity_ids
             .iter()
             .filter(|id| seen.insert(id.as_str()))
-            .map(|id| match by_id.get(id) {
-                Some(v) => Validation {
+            .map(|id| {
+                let v = by_id
+                    .get(id)
+                    .cloned()
+                    .unwrap_or_else(|| kg_actions::outcome::missing(&plan, id));
+                Validation {
                     entity_id: v.entity_id.clone(),
                     found: v.found,
                     can_execute: v.can_execute,
@@ -162,13 +166,7 @@ impl Guest for ActionExecutor {
                             message: c.message.clone(),
                         })
                         .collect(),
-                },
-                None => Validation {
-                    entity_id: id.clone(),
-                    found: false,
-                    can_execute: false,
-                    checks: Vec::new(),
-                },
+                }
             })
             .collect())
     }

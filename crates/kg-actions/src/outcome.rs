@@ -59,13 +59,18 @@ pub fn validations(plan: &ActionPlan, result: &QueryResult) -> Vec<Validation> {
         .iter()
         .map(|row| {
             let found = matches!(field(row, "found"), Value::Boolean(true));
+            let id = text(field(row, "id")).unwrap_or_default();
+            if !found {
+                // Its preconditions do not apply to an entity that is not there.
+                return missing(plan, &id);
+            }
             let passed = bools(field(row, "checks"));
             let checks: Vec<CheckResult> = plan
                 .checks
                 .iter()
                 .enumerate()
                 .map(|(i, c)| {
-                    let ok = found && passed.get(i).copied().unwrap_or(false);
+                    let ok = passed.get(i).copied().unwrap_or(false);
                     CheckResult {
                         name: c.name.clone(),
                         passed: ok,
@@ -74,13 +79,28 @@ pub fn validations(plan: &ActionPlan, result: &QueryResult) -> Vec<Validation> {
                 })
                 .collect();
             Validation {
-                entity_id: text(field(row, "id")).unwrap_or_default(),
+                entity_id: id,
                 found,
-                can_execute: found && checks.iter().all(|c| c.passed),
+                can_execute: checks.iter().all(|c| c.passed),
                 checks,
             }
         })
         .collect()
+}
+
+/// The validation of an id no entity of the action's type has: one failed `exists` check
+/// saying so, instead of preconditions that cannot apply.
+pub fn missing(plan: &ActionPlan, id: &str) -> Validation {
+    Validation {
+        entity_id: id.to_string(),
+        found: false,
+        can_execute: false,
+        checks: vec![CheckResult {
+            name: "exists".into(),
+            passed: false,
+            message: Some(not_found(plan, id).message),
+        }],
+    }
 }
 
 pub fn not_found(plan: &ActionPlan, id: &str) -> Failure {
