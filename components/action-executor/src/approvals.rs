@@ -12,18 +12,11 @@ use serde_json::Value as Json;
 
 use crate::exports::kg::action_executor::action_executor::{ApprovalInfo, PlanDecision};
 
-fn number_variable(name: &str, default: u64) -> u64 {
-    kg_spin::variable(name)
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .unwrap_or(default)
-}
-
 /// Why the plan must wait for a person, if it must: the action requires approval, or the
 /// batch is larger than `approval_batch_threshold`. The same rule for the agent and the
 /// direct API.
 pub fn reason(action: &ActionDef, distinct: usize) -> Option<String> {
-    let threshold = number_variable("approval_batch_threshold", 50) as usize;
+    let threshold = kg_spin::number_variable("approval_batch_threshold", 50) as usize;
     if action.requires_approval {
         Some(format!(
             "{}.{} requires approval",
@@ -50,7 +43,8 @@ pub fn issue(
     why: &str,
 ) -> Result<(String, String), Error> {
     let token = kg_spin::clock::secret_token("apv");
-    let ttl_ms = number_variable("approval_ttl_s", 900).clamp(1, 7 * 24 * 3600) as i64 * 1000;
+    let ttl_ms =
+        kg_spin::number_variable("approval_ttl_s", 900).clamp(1, 7 * 24 * 3600) as i64 * 1000;
     let expires_ms = kg_spin::clock::epoch_ms() + ttl_ms;
     let expires_at = kg_spin::clock::rfc3339_of_ms(expires_ms);
     let id = approval::approval_id(&token);

@@ -126,14 +126,12 @@ impl Guest for ActionExecutor {
         let catalog = catalog::catalog()?;
         let action = catalog::find(&catalog, &entity_type, &action_name)?;
         check_ids(&entity_ids)?;
-        kg_actions::access::may_run(action, &access::roles(&caller), distinct(&entity_ids).len())
+        let ids = distinct(&entity_ids);
+        kg_actions::access::may_run(action, &access::roles(&caller), ids.len())
             .map_err(access::denied)?;
         let given = parse_parameters(&parameters)?;
         let resolved = resolve_parameters(action, &given).map_err(invalid)?;
         let plan = ActionPlan::new(&catalog, action);
-        let mut ids = entity_ids.clone();
-        ids.sort();
-        ids.dedup();
         let statement = plan.validate_statement(&ids, &resolved, &clock::now_rfc3339());
         let client = client()?;
         let result = client
@@ -144,10 +142,8 @@ impl Guest for ActionExecutor {
                 .into_iter()
                 .map(|v| (v.entity_id.clone(), v))
                 .collect();
-        let mut seen = std::collections::HashSet::new();
-        Ok(entity_ids
+        Ok(ids
             .iter()
-            .filter(|id| seen.insert(id.as_str()))
             .map(|id| {
                 let v = by_id
                     .get(id)

@@ -81,7 +81,7 @@ fn admit(request: &Request, ctx: &mut headers::Context) -> Result<(Route, Princi
     let method = method_name(request.method());
     let route = kg_http::route(&method, request.path());
     if route == Ok(Route::HealthLive) {
-        return Err(json_response(200, &serde_json::json!({"status": "ok"})));
+        return Err(live());
     }
     let config = identity::config().map_err(|e| error_response(&e))?;
     let started = wasi::clocks::monotonic_clock::now();
@@ -107,7 +107,7 @@ fn admit(request: &Request, ctx: &mut headers::Context) -> Result<(Route, Princi
 fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, ApiError> {
     let full = Reply::Full;
     Ok(match route {
-        Route::HealthLive => full(json_response(200, &serde_json::json!({"status": "ok"}))),
+        Route::HealthLive => full(live()),
         Route::Health => full(health::handle()),
         Route::ListTools => full(tools::list()),
         Route::CallTool { name } => full(tools::call(&name, request.body())?),
@@ -150,6 +150,11 @@ fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, Ap
         Route::GetConversation { id } => full(agent::get_conversation(&id, &who)?),
         Route::DeleteConversation { id } => full(agent::delete_conversation(&id, &who)?),
     })
+}
+
+/// `GET /health/live`: the instance answers; nothing more (no credential, no details).
+fn live() -> Response {
+    json_response(200, &serde_json::json!({"status": "ok"}))
 }
 
 fn method_name(method: &Method) -> String {

@@ -5,13 +5,6 @@ use kg_http::ApiError;
 use kg_http::limits::{Window, check, count, window_key};
 use spin_sdk::key_value::Store;
 
-fn limit(name: &str, default: u64) -> u64 {
-    kg_spin::variable(name)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(default)
-}
-
 fn now_s() -> u64 {
     u64::try_from(kg_spin::clock::epoch_ms() / 1000).unwrap_or(0)
 }
@@ -23,7 +16,7 @@ fn store() -> Result<Store, ApiError> {
 
 /// Counts this request; `Err(429)` past `rate_limit_requests_per_minute`.
 pub fn count_request(subject: &str) -> Result<(), ApiError> {
-    let max = limit("rate_limit_requests_per_minute", 600);
+    let max = kg_spin::number_variable("rate_limit_requests_per_minute", 600);
     if max == 0 {
         return Ok(());
     }
@@ -38,7 +31,7 @@ pub fn count_request(subject: &str) -> Result<(), ApiError> {
 
 /// `Err(429)` when the subject has used its LLM tokens of the day.
 pub fn check_tokens(subject: &str) -> Result<(), ApiError> {
-    let max = limit("rate_limit_llm_tokens_per_day", 1_000_000);
+    let max = kg_spin::number_variable("rate_limit_llm_tokens_per_day", 1_000_000);
     if max == 0 {
         return Ok(());
     }

@@ -21,11 +21,10 @@ use exports::kg::query_tools::query_tools::{Guest, ToolResult, ToolSpec};
 const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(10);
 
 fn query_timeout() -> Duration {
-    kg_spin::variable("neo4j_query_timeout_ms")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|ms| *ms > 0)
-        .map_or(DEFAULT_QUERY_TIMEOUT, Duration::from_millis)
+    match kg_spin::number_variable("neo4j_query_timeout_ms", 0) {
+        0 => DEFAULT_QUERY_TIMEOUT,
+        ms => Duration::from_millis(ms),
+    }
 }
 
 struct QueryTools;

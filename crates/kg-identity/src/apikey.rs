@@ -52,10 +52,15 @@ pub struct ApiKeyEntry {
 
 /// Lowercase hex SHA-256 of the whole key string, prefix included.
 pub fn hash_key(key: &str) -> String {
-    to_hex(&Sha256::digest(key.as_bytes()))
+    sha256_hex(key)
 }
 
-pub(crate) fn to_hex(bytes: &[u8]) -> String {
+/// Lowercase hex SHA-256 of a text.
+pub(crate) fn sha256_hex(text: &str) -> String {
+    to_hex(&Sha256::digest(text.as_bytes()))
+}
+
+fn to_hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {

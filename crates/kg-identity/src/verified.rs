@@ -11,11 +11,11 @@
 //! token's `exp`, and is tied to the settings it was verified under, so a key removed from
 //! the provider's JWKS or a changed audience stops being honoured within that time.
 
+use crate::apikey::sha256_hex;
 use crate::config::OidcConfig;
 use crate::oidc::Store;
 use crate::roles::Identity;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 /// Longest a verified token is trusted without checking its signature again.
 pub const REMEMBER_S: i64 = 60;
@@ -26,10 +26,6 @@ struct Entry {
     settings: String,
     until: i64,
     identity: Identity,
-}
-
-fn sha256_hex(text: &str) -> String {
-    crate::apikey::to_hex(&Sha256::digest(text.as_bytes()))
 }
 
 /// What a verification depended on besides the token and the keys.

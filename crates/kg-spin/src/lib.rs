@@ -24,6 +24,14 @@ pub fn variable(name: &str) -> Result<String, String> {
     spin_sdk::variables::get(name).map_err(|e| format!("variable `{name}`: {e}"))
 }
 
+/// A whole-number variable; `default` when it is unset, empty or not a number.
+pub fn number_variable(name: &str, default: u64) -> u64 {
+    variable(name)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(default)
+}
+
 /// A check that the named variables resolve to non-empty values.
 pub fn configuration_check(names: &[&str]) -> Check {
     let problems: Vec<String> = names

@@ -19,14 +19,8 @@ use sink::{Collected, EventSink, Streamed};
 use spin_sdk::http::{OutgoingResponse, Request, Response, ResponseOutparam};
 
 fn settings() -> Settings {
-    let number = |name: &str, default: u64| {
-        kg_spin::variable(name)
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .unwrap_or(default)
-    };
     Settings {
-        max_steps: number("agent_max_steps", 10).clamp(1, 50) as u32,
+        max_steps: kg_spin::number_variable("agent_max_steps", 10).clamp(1, 50) as u32,
     }
 }
 
