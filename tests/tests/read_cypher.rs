@@ -277,8 +277,242 @@ async fn results_are_capped_at_256_kib() {
     let rows = r["data"]["rows"].as_array().unwrap();
     assert!(rows.len() > 100 && rows.len() < 1000, "{}", rows.len());
     assert_eq!(rows[0][0], 1);
-    assert!(r["data"].to_string().len() <= 256 * 1024);
+    assert!(r.to_string().len() <= 256 * 1024);
     assert!(r["summary"].as_str().unwrap().contains("cut"));
+    assert_eq!(r["data"]["truncation"]["rows"]["kept"], rows.len());
+    assert_eq!(r["data"]["truncation"]["rows"]["total"], 1000);
+}
+
+/// Issue #14: `data` and `graph_data` together fit in the cap (paths bring both).
+#[tokio::test]
+async fn the_whole_answer_with_its_graph_is_capped() {
+    let stack = Stack::start().await.unwrap();
+    let (status, body) = stack
+        .host
+        .send(
+            "POST",
+            "/tools/run_read_cypher",
+            &json!({"query": "MATCH p=(a)-[*1..3]-(b) RETURN p", "limit": 1000}).to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        status,
+        200,
+        "{}",
+        body.to_string().chars().take(500).collect::<String>()
+    );
+    let size = body.to_string().len();
+    println!("answer: {size} bytes");
+    assert!(size <= 256 * 1024, "{size}");
+    assert_eq!(body["truncated"], true);
+    let t = &body["data"]["truncation"];
+    let nodes = body["graph_data"]["nodes"].as_array().map_or(0, Vec::len);
+    let rows = body["data"]["rows"].as_array().unwrap().len();
+    assert_eq!(t["rows"]["kept"], rows, "{t}");
+    if let Some(total) = t["nodes"]["total"].as_u64() {
+        assert_eq!(t["nodes"]["kept"], nodes);
+        assert!(nodes as u64 <= total);
+    }
+    assert!(rows > 0 && nodes > 0, "both parts keep something: {t}");
+}
+
+/// Issue #14: the resource bombs of the hostile-input run are refused before the graph
+/// sees them, naming the construct; bounded ones still run.
+#[tokio::test]
+async fn resource_bombs_are_refused_naming_the_construct() {
+    let stack = Stack::start().await.unwrap();
+    let host = &stack.host;
+    for (query, construct) in [
+        ("RETURN size(range(1, 100000000)) AS s", "range"),
+        (
+            "RETURN reduce(s = 0, x IN range(1, 100000000) | s + x) AS s",
+            "range",
+        ),
+        ("RETURN range(1, 20000000) AS r", "range"),
+        (
+            "MATCH p=(a)-[*]-(b) RETURN count(p)",
+            "variable_length_relationship",
+        ),
+        (
+            "MATCH p=(a)-[*]-(b) RETURN p",
+            "variable_length_relationship",
+        ),
+        ("MATCH (a)-[:SUPPLIES]->{1,}(b) RETURN b", "quantified_path"),
+    ] {
+        let started = Instant::now();
+        let (status, e) = cypher(host, json!({"query": query})).await;
+        let took = started.elapsed();
+        println!("{query}: {status} in {took:?}");
+        assert_eq!(status, 400, "{query}: {e}");
+        assert_eq!(e["error"]["code"], "query_too_expensive", "{query}: {e}");
+        assert_eq!(e["error"]["detail"]["construct"], construct, "{query}: {e}");
+        assert!(took < Duration::from_secs(2), "{query}: {took:?}");
+    }
+    let (status, r) = cypher(host, json!({"query": "RETURN range(1, 10) AS r"})).await;
+    assert_eq!(
+        (status, &r["data"]["rows"]),
+        (200, &json!([[[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]]]))
+    );
+    let (status, r) = cypher(
+        host,
+        json!({"query": "MATCH p=(a:Supplier {id: 'SUP-001'})-[*1..3]-(b) RETURN count(p) AS n"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert!(r["data"]["rows"][0][0].as_u64().unwrap() > 0);
+}
+
+/// Issue #14: what passes the guard but is still too big for the graph (its memory
+/// budget, its path limit) is the request's fault: 400 `query_too_expensive`, not 5xx.
+#[tokio::test]
+async fn the_graphs_memory_limit_is_a_client_error() {
+    let stack = Stack::start().await.unwrap();
+    for query in [
+        "MATCH p=(a)-[*1..10]-(b) RETURN count(p) AS n",
+        "MATCH (a), (b), (c) WITH collect(a) AS x RETURN size(x) AS n",
+    ] {
+        let started = Instant::now();
+        let (status, e) = cypher(&stack.host, json!({"query": query})).await;
+        println!("{query}: {status} in {:?}", started.elapsed());
+        assert_eq!(status, 400, "{query}: {e}");
+        assert_eq!(e["error"]["code"], "query_too_expensive", "{query}: {e}");
+        assert_eq!(e["error"]["detail"]["limit"], "memory", "{query}: {e}");
+    }
+    // The graph is still there and answers.
+    let (status, _) = cypher(
+        &stack.host,
+        json!({"query": "MATCH (s:Supplier) RETURN count(s) AS n"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+}
+
+/// Issue #14: every read carries `maxExecutionTime` (a second under the deadline): the
+/// graph stops a slow statement itself, and the tool says it was too expensive (400)
+/// instead of waiting for its own deadline (504).
+#[tokio::test]
+async fn the_graph_stops_a_slow_read_at_its_time_limit() {
+    let stack = Stack::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut variables = stack.graph.variables();
+    variables.push(("neo4j_query_timeout_ms", "3000".to_string()));
+    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables)
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let (status, e) = cypher(
+        &host,
+        json!({"query": "MATCH (a), (b), (c) RETURN count(*) AS n"}),
+    )
+    .await;
+    let took = started.elapsed();
+    println!("stopped by the graph after {took:?}");
+    assert_eq!(status, 400, "{e}");
+    assert_eq!(e["error"]["code"], "query_too_expensive", "{e}");
+    assert_eq!(e["error"]["detail"]["limit"], "time", "{e}");
+    assert!(
+        took >= Duration::from_millis(1900) && took < Duration::from_millis(2900),
+        "{took:?}"
+    );
+}
+
+/// Issue #14: parameters nested past the limit are the caller's mistake.
+#[tokio::test]
+async fn deeply_nested_parameters_are_invalid_parameters() {
+    let stack = Stack::start().await.unwrap();
+    for levels in [40, 64, 100] {
+        let deep = (0..levels).fold(json!(1), |inner, _| json!({"a": inner}));
+        let (status, e) = cypher(
+            &stack.host,
+            json!({"query": "RETURN $p AS p", "parameters": {"p": deep}}),
+        )
+        .await;
+        assert_eq!(status, 400, "{levels}: {e}");
+        assert!(e["error"]["code"].is_string(), "{levels}: {e}");
+        if levels <= 100 {
+            assert_eq!(e["error"]["code"], "invalid_parameters", "{levels}: {e}");
+        }
+    }
+    let ok = (0..10).fold(json!(1), |inner, _| json!([inner]));
+    let (status, r) = cypher(
+        &stack.host,
+        json!({"query": "RETURN $p AS p", "parameters": {"p": ok}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+}
+
+/// Issue #14: `PROFILE <read>` runs with its measured plan; the schema procedures on the
+/// allow-list answer with Neo4j's columns.
+#[tokio::test]
+async fn profile_and_schema_procedures_work() {
+    let stack = Stack::start().await.unwrap();
+    let host = &stack.host;
+    let (status, r) = cypher(
+        host,
+        json!({"query": "PROFILE MATCH (s:Supplier) RETURN s.id AS id ORDER BY id", "limit": 3}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(
+        r["data"]["rows"],
+        json!([["SUP-001"], ["SUP-002"], ["SUP-003"]])
+    );
+    assert!(
+        r["data"]["statement"]
+            .as_str()
+            .unwrap()
+            .starts_with("PROFILE MATCH")
+    );
+    assert_eq!(
+        r["data"]["profile"]["records"], 4,
+        "LIMIT 4 = 3 + the one that says more exist"
+    );
+    let (status, e) = cypher(
+        host,
+        json!({"query": "PROFILE MATCH (n) SET n.x = 1 RETURN n"}),
+    )
+    .await;
+    assert_eq!(status, 400, "{e}");
+
+    let (status, r) = cypher(
+        host,
+        json!({"query": "CALL db.schema.visualization() YIELD nodes, relationships RETURN nodes, relationships"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["data"]["fields"], json!(["nodes", "relationships"]));
+    let captions: Vec<&str> = r["graph_data"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["labels"][0].as_str())
+        .collect();
+    assert!(captions.contains(&"Supplier"), "{captions:?}");
+    assert!(!r["graph_data"]["edges"].as_array().unwrap().is_empty());
+    let (status, r) = cypher(
+        host,
+        json!({"query": "CALL db.schema.nodeTypeProperties() YIELD nodeType, propertyName, propertyTypes, mandatory WHERE nodeType = ':`Supplier`' AND propertyName = 'name' RETURN nodeType, propertyName, propertyTypes, mandatory"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(
+        r["data"]["rows"],
+        json!([[":`Supplier`", "name", ["String"], true]])
+    );
+    let (status, r) = cypher(
+        host,
+        json!({"query": "CALL db.schema.relTypeProperties() YIELD relType, propertyName RETURN relType, propertyName"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert!(
+        r["data"]["rows"]
+            .as_array()
+            .unwrap()
+            .contains(&json!([":`COMPONENT_OF`", "quantity"]))
+    );
 }
 
 #[tokio::test]

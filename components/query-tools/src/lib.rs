@@ -27,6 +27,12 @@ fn query_timeout() -> Duration {
     }
 }
 
+/// The graph's own limit on each statement (`maxExecutionTime`, whole seconds): a second
+/// under the HTTP deadline, at least one second.
+fn max_execution_time(deadline: Duration) -> Duration {
+    Duration::from_secs(deadline.as_secs().saturating_sub(1).max(1))
+}
+
 struct QueryTools;
 
 impl Guest for QueryTools {
@@ -55,7 +61,11 @@ impl Guest for QueryTools {
             .config()
             .clone();
         let deadline = query_timeout();
-        let client = Client::new(config, TimedTransport { deadline });
+        // The graph stops the statement itself a second before the HTTP deadline, so a
+        // statement too slow to finish is a 400 `query_too_expensive` naming the limit
+        // (and stops using the graph), not a 504 while it runs on.
+        let client = Client::new(config, TimedTransport { deadline })
+            .with_max_execution_time(Some(max_execution_time(deadline)));
         let output =
             kg_graph_tools::call(&client, &TimedTransport { deadline }, &name, &arguments)?;
         Ok(ToolResult {

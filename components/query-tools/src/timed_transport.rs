@@ -4,10 +4,10 @@
 //! devhost included, apply them), and, whatever the host does with those, awaits the answer
 //! and each chunk of its body against the deadline with a monotonic-clock timer.
 //!
-//! Why at the HTTP level: the Query API v2 request has no timeout field, and Cypher has no
-//! per-statement timeout; Neo4j bounds a query only by its transaction timeout (the
-//! server's `db.transaction.timeout`, or a driver's transaction config over Bolt). When the
-//! deadline passes here the tool answers 504, and Neo4j stops the query at its own limit.
+//! The graph also stops each statement itself: every request carries the Query API's
+//! `maxExecutionTime` (see `lib.rs`), a second under this deadline, and Neo4j stops any
+//! statement at its `db.transaction.timeout`. This deadline is the backstop for a graph
+//! that does not answer at all (or ignores the field): the tool then answers 504.
 
 use neo4j_client::{
     HttpRequest, HttpResponse, Method, Transport, TransportError, TransportErrorKind,

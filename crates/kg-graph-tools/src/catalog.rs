@@ -1,7 +1,7 @@
 //! The tool catalog: specs for LLM tool calling and dispatch by name. Every answer passes
-//! the byte cap here, whatever the tool.
+//! the byte cap here, whatever the tool: data and graph together.
 
-use crate::byte_cap::{MAX_RESULT_BYTES, cap};
+use crate::byte_cap::{ENVELOPE_RESERVE, MAX_RESULT_BYTES, cap_answer};
 use crate::{by_class, describe, neighbors, ontology, path, read_cypher, search, statistics};
 use kg_wit::types::{Error, ErrorCode, GraphData};
 use neo4j_client::{Client, Transport};
@@ -56,31 +56,19 @@ pub fn call<T: Transport>(
             Err(e)
         }
     }?;
-    if cap(&mut output.data, MAX_RESULT_BYTES) {
+    // The whole answer, data and graph together, as the HTTP API sends it, fits in the
+    // cap with room for what the dispatcher adds.
+    if cap_answer(
+        name,
+        &mut output.data,
+        &output.summary,
+        &mut output.graph,
+        MAX_RESULT_BYTES - ENVELOPE_RESERVE,
+    ) {
         output.truncated = true;
         output
             .summary
             .push_str(" (cut to fit the result size limit)");
-    }
-    if let Some(graph) = &mut output.graph {
-        // The subgraph is for drawing: beyond the cap's worth of nodes it is not useful.
-        let mut size: usize = 0;
-        let keep = graph
-            .nodes
-            .iter()
-            .take_while(|n| {
-                size += n.properties.len() + n.caption.len() + n.id.len();
-                size <= MAX_RESULT_BYTES
-            })
-            .count();
-        if keep < graph.nodes.len() {
-            graph.nodes.truncate(keep);
-            let ids: Vec<&String> = graph.nodes.iter().map(|n| &n.id).collect();
-            graph
-                .edges
-                .retain(|e| ids.contains(&&e.source) && ids.contains(&&e.target));
-            output.truncated = true;
-        }
     }
     Ok(output)
 }

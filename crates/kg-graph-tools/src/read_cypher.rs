@@ -6,8 +6,8 @@
 use crate::args;
 use crate::catalog::ToolOutput;
 use crate::explain::require_read_only;
-use crate::graph_error::graph_error;
-use crate::guard;
+use crate::graph_error::{graph_error, too_expensive, too_expensive_by_graph};
+use crate::guard::{self, Rejection};
 use crate::neighbors::{graph_edge, graph_node};
 use crate::schema::{labels, relationship_types, require_label, require_relationship_type};
 use kg_wit::types::{Error, ErrorCode, GraphData};
@@ -17,12 +17,15 @@ use serde_json::{Map, Value as Json, json};
 pub const NAME: &str = "run_read_cypher";
 const MAX_QUERY_CHARS: usize = 8_000;
 const MAX_PARAMETERS: usize = 50;
+/// The deepest a parameter value may nest (lists and maps): far more than any real value
+/// needs, small enough that no layer between here and the graph has to recurse deeply.
+pub const MAX_PARAMETER_DEPTH: usize = 32;
 pub const MAX_ROWS: i64 = 1_000;
 
 pub fn spec() -> (&'static str, &'static str, Json) {
     (
         NAME,
-        "Run one read-only Cypher query (MATCH … RETURN …) when no other tool fits. Writes, LOAD CSV, admin commands and procedures other than db.labels/db.relationshipTypes/db.propertyKeys/db.schema.* are refused; labels and relationship types must exist; pass values as $parameters; at most `limit` rows come back.",
+        "Run one read-only Cypher query (MATCH … RETURN …) when no other tool fits. Writes, LOAD CSV, admin commands and procedures other than db.labels/db.relationshipTypes/db.propertyKeys/db.schema.* are refused; labels and relationship types must exist; pass values as $parameters; at most `limit` rows come back. Unbounded work is refused (query_too_expensive): range() needs literal bounds at most 100000 apart, variable-length patterns an upper bound of at most 10 hops (`[*1..3]`). `PROFILE <query>` adds the measured plan.",
         json!({
             "type": "object",
             "properties": {
@@ -58,10 +61,31 @@ pub fn run<T: Transport>(
             )));
         }
     };
+    if let Some((name, depth)) = parameters
+        .iter()
+        .map(|(k, v)| (k, depth(v, MAX_PARAMETER_DEPTH + 1)))
+        .find(|(_, d)| *d > MAX_PARAMETER_DEPTH)
+    {
+        let mut e = args::invalid(format!(
+            "`parameters.{name}` nests more than {MAX_PARAMETER_DEPTH} levels of lists and maps ({depth}+); flatten it"
+        ));
+        e.detail = Some(
+            json!({"code": "invalid_parameters", "parameter": name, "max_depth": MAX_PARAMETER_DEPTH})
+                .to_string(),
+        );
+        return Err(e);
+    }
     let limit = args::optional_integer(&args, "limit", 100, 1, MAX_ROWS)?;
 
-    let checked = guard::check(&query, limit as usize)
-        .map_err(|r| args::invalid(format!("`query` refused by the read-only guard: {}", r.0)))?;
+    let checked = guard::check(&query, limit as usize).map_err(|r| match r {
+        Rejection::Refused(r) => {
+            args::invalid(format!("`query` refused by the read-only guard: {}", r.0))
+        }
+        Rejection::TooExpensive(e) => too_expensive(
+            format!("`query` is too expensive: {}", e.message),
+            json!({"construct": e.construct, "excerpt": e.excerpt}),
+        ),
+    })?;
     if !checked.labels.is_empty() {
         let known = labels(client).map_err(graph_error)?;
         for label in &checked.labels {
@@ -74,10 +98,17 @@ pub fn run<T: Transport>(
             require_relationship_type(rel_type, &known)?;
         }
     }
+    // The plan of the statement itself: PROFILE would run it.
     require_read_only(transport, client.config(), &checked.statement, &parameters)?;
+    let statement = if checked.profile {
+        format!("PROFILE {}", checked.statement)
+    } else {
+        checked.statement.clone()
+    };
     let result = client
-        .run(&checked.statement, parameters, AccessMode::Read)
+        .run(&statement, parameters, AccessMode::Read)
         .map_err(|e| match e.kind {
+            _ if e.is_too_expensive() => too_expensive_by_graph(&e),
             neo4j_client::ErrorKind::Syntax | neo4j_client::ErrorKind::Client => Error::new(
                 ErrorCode::InvalidArgument,
                 format!("`query` was rejected by the graph: {e}"),
@@ -105,12 +136,30 @@ pub fn run<T: Transport>(
         result.fields.join(", "),
         if truncated { ", more exist" } else { "" }
     );
+    let mut data = json!({"statement": statement, "fields": result.fields, "rows": data_rows});
+    if checked.profile {
+        // The graph's measured plan (Neo4j's `profiledQueryPlan`), null if it sent none.
+        data["profile"] = result.profile.clone().unwrap_or(Json::Null);
+    }
     Ok(ToolOutput {
-        data: json!({"statement": checked.statement, "fields": result.fields, "rows": data_rows}),
+        data,
         summary,
         graph: (!graph.nodes.is_empty() || !graph.edges.is_empty()).then_some(graph),
         truncated,
     })
+}
+
+/// How deep `value` nests lists and maps (a scalar is 0), counted up to `stop`.
+fn depth(value: &Json, stop: usize) -> usize {
+    if stop == 0 {
+        return 0;
+    }
+    let children: Box<dyn Iterator<Item = &Json>> = match value {
+        Json::Array(items) => Box::new(items.iter()),
+        Json::Object(map) => Box::new(map.values()),
+        _ => return 0,
+    };
+    1 + children.map(|v| depth(v, stop - 1)).max().unwrap_or(0)
 }
 
 /// Nodes, relationships and paths anywhere in a value, once each, for the UI to draw.
@@ -141,5 +190,23 @@ fn collect_graph(value: &Value, graph: &mut GraphData) {
         Value::List(items) => items.iter().for_each(|v| collect_graph(v, graph)),
         Value::Map(map) => map.values().for_each(|v| collect_graph(v, graph)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(levels: usize) -> Json {
+        (0..levels).fold(json!(1), |inner, _| json!({"a": [inner]}))
+    }
+
+    #[test]
+    fn depth_counts_lists_and_maps() {
+        assert_eq!(depth(&json!(1), 100), 0);
+        assert_eq!(depth(&json!([1, {"a": 2}]), 100), 2);
+        assert_eq!(depth(&nested(10), 100), 20);
+        // Counting stops at the limit asked for.
+        assert_eq!(depth(&nested(1000), 33), 33);
     }
 }

@@ -4,6 +4,8 @@ use crate::transport::{HttpRequest, HttpResponse, Method, Transport};
 use crate::value::{Value, decode_plain, decode_typed};
 use serde::Deserialize;
 use serde_json::{Map, Value as Json, json};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 /// Typed JSON keeps integers and temporal values exact; plain JSON answers are decoded too.
 const ACCEPT: &str = "application/vnd.neo4j.query, application/json;q=0.9";
@@ -50,6 +52,9 @@ pub struct QueryResult {
     pub rows: Vec<Vec<Value>>,
     pub counters: Option<Counters>,
     pub bookmarks: Vec<String>,
+    /// The plan with its measured rows and times, for a statement run with `PROFILE`
+    /// (the Query API's `profiledQueryPlan`), as the server sent it.
+    pub profile: Option<Json>,
 }
 
 impl QueryResult {
@@ -79,11 +84,49 @@ pub struct Transaction {
 pub struct Client<T> {
     config: Config,
     transport: T,
+    /// `maxExecutionTime` (whole seconds) sent with every statement, if set.
+    max_execution_time: Option<u64>,
+    /// Set once the server refused the field (a Neo4j older than the Query API's
+    /// transaction configuration): later requests go without it.
+    max_execution_time_refused: AtomicBool,
 }
 
 impl<T: Transport> Client<T> {
     pub fn new(config: Config, transport: T) -> Self {
-        Client { config, transport }
+        Client {
+            config,
+            transport,
+            max_execution_time: None,
+            max_execution_time_refused: AtomicBool::new(false),
+        }
+    }
+
+    /// Asks the server to stop each statement (auto-commit, or the transaction begun)
+    /// after `limit`: the Query API's `maxExecutionTime`, in whole seconds (rounded down,
+    /// at least 1). Neo4j answers a statement stopped by it with
+    /// `Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration`
+    /// ([`Neo4jError::is_too_expensive`]). A server that refuses the field
+    /// (`Neo.ClientError.Request.Invalid` naming it) gets the statement again without it.
+    pub fn with_max_execution_time(mut self, limit: Option<Duration>) -> Self {
+        self.max_execution_time = limit.map(|d| d.as_secs().max(1));
+        self
+    }
+
+    /// For callers that send [`Client::run_request`]s themselves: true when `e` is the
+    /// server refusing `maxExecutionTime`, which is then no longer sent (resend the
+    /// statement; nothing ran).
+    pub fn drop_refused_max_execution_time(&self, e: &Neo4jError) -> bool {
+        let refused = self.max_execution_time().is_some() && refuses_max_execution_time(e);
+        if refused {
+            self.max_execution_time_refused
+                .store(true, Ordering::Relaxed);
+        }
+        refused
+    }
+
+    pub fn max_execution_time(&self) -> Option<u64> {
+        self.max_execution_time
+            .filter(|_| !self.max_execution_time_refused.load(Ordering::Relaxed))
     }
 
     pub fn config(&self) -> &Config {
@@ -97,8 +140,14 @@ impl<T: Transport> Client<T> {
         parameters: Map<String, Json>,
         mode: AccessMode,
     ) -> Result<QueryResult, Neo4jError> {
-        let request = self.run_request(statement, parameters, mode);
-        parse_result(&self.transport.send(request)?)
+        let request = self.run_request(statement, parameters.clone(), mode);
+        match parse_result(&self.transport.send(request)?) {
+            Err(e) if self.drop_refused_max_execution_time(&e) => {
+                let request = self.run_request(statement, parameters, mode);
+                parse_result(&self.transport.send(request)?)
+            }
+            other => other,
+        }
     }
 
     /// The HTTP request [`Client::run`] sends, for callers that send it themselves (e.g.
@@ -109,18 +158,24 @@ impl<T: Transport> Client<T> {
         parameters: Map<String, Json>,
         mode: AccessMode,
     ) -> HttpRequest {
-        let body = json!({
+        let mut body = json!({
             "statement": statement,
             "parameters": parameters,
             "accessMode": mode.as_str(),
             "includeCounters": true,
         });
+        if let Some(seconds) = self.max_execution_time() {
+            body["maxExecutionTime"] = json!(seconds);
+        }
         self.request(Method::Post, self.config.query_url(), Some(body), None)
     }
 
     /// Opens an explicit transaction.
     pub fn begin(&self, mode: AccessMode) -> Result<Transaction, Neo4jError> {
-        let body = json!({ "accessMode": mode.as_str() });
+        let mut body = json!({ "accessMode": mode.as_str() });
+        if let Some(seconds) = self.max_execution_time() {
+            body["maxExecutionTime"] = json!(seconds);
+        }
         let url = format!("{}/tx", self.config.query_url());
         let response = self.send(Method::Post, url, Some(body), None)?;
         let json = parse_body(&response)?;
@@ -196,6 +251,15 @@ impl<T: Transport> Client<T> {
             body: body.map(|b| b.to_string().into_bytes()),
         }
     }
+}
+
+/// The server's answer when it does not know `maxExecutionTime` (a Neo4j before the
+/// Query API's transaction configuration).
+fn refuses_max_execution_time(e: &Neo4jError) -> bool {
+    e.code
+        .as_deref()
+        .is_some_and(|c| c.starts_with("Neo.ClientError.Request."))
+        && e.message.contains("maxExecutionTime")
 }
 
 fn protocol(message: &str) -> Neo4jError {
@@ -297,10 +361,15 @@ fn parse_result(response: &HttpResponse) -> Result<QueryResult, Neo4jError> {
                 .collect()
         })
         .unwrap_or_default();
+    let profile = json
+        .get("profiledQueryPlan")
+        .filter(|p| p.is_object())
+        .cloned();
     Ok(QueryResult {
         fields,
         rows,
         counters,
         bookmarks,
+        profile,
     })
 }

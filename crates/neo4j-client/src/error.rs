@@ -28,6 +28,18 @@ pub enum ErrorKind {
     Protocol,
 }
 
+/// Neo4j status codes of a statement stopped for its cost: time
+/// (`TransactionTimedOutClientConfiguration`: the client's `maxExecutionTime`;
+/// `TransactionTimedOut`: the server's `db.transaction.timeout`) or memory
+/// (`MemoryPoolOutOfMemoryError`: `dbms.memory.transaction.total.max`;
+/// `TransactionOutOfMemoryError`: `db.memory.transaction.max`).
+pub const TOO_EXPENSIVE: [&str; 4] = [
+    "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+    "Neo.ClientError.Transaction.TransactionTimedOut",
+    "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+    "Neo.ClientError.General.TransactionOutOfMemoryError",
+];
+
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{}{message}", code.as_deref().map(|c| format!("{c}: ")).unwrap_or_default())]
 pub struct Neo4jError {
@@ -49,6 +61,9 @@ impl Neo4jError {
     /// Classifies a Neo4j status code (`Neo.<Classification>.<Category>.<Title>`).
     pub fn from_code(code: &str, message: impl Into<String>) -> Self {
         let kind = match code {
+            // The statement itself is too expensive: running it again fails again, so
+            // these are client errors, not transient ones (see `is_too_expensive`).
+            c if TOO_EXPENSIVE.contains(&c) => ErrorKind::Client,
             "Neo.ClientError.Statement.SyntaxError" => ErrorKind::Syntax,
             "Neo.ClientError.Statement.AccessMode" => ErrorKind::ReadOnlyViolation,
             "Neo.ClientError.Security.Unauthorized" => ErrorKind::Authentication,
@@ -64,6 +79,16 @@ impl Neo4jError {
             code: Some(code.to_string()),
             message: message.into(),
         }
+    }
+
+    /// True when the statement stopped because it needed more time or memory than the
+    /// server allows it (`maxExecutionTime`, `db.transaction.timeout`,
+    /// `db.memory.transaction.max`, `dbms.memory.transaction.total.max`): the request
+    /// caused it, and the same statement will fail the same way.
+    pub fn is_too_expensive(&self) -> bool {
+        self.code
+            .as_deref()
+            .is_some_and(|c| TOO_EXPENSIVE.contains(&c))
     }
 
     /// True when retrying the same request may succeed: transient server states,

@@ -10,7 +10,7 @@ mod value;
 
 pub use client::{AccessMode, Client, Counters, QueryResult, Transaction, parse_run_response};
 pub use config::{Auth, Config};
-pub use error::{ErrorKind, Neo4jError};
+pub use error::{ErrorKind, Neo4jError, TOO_EXPENSIVE};
 pub use transport::{
     HttpRequest, HttpResponse, Method, Transport, TransportError, TransportErrorKind,
 };

@@ -446,3 +446,97 @@ mod properties {
         }
     }
 }
+
+/// Issue #14: a time limit on every statement (the Query API's `maxExecutionTime`, in
+/// seconds), sent once set; a server that does not know the field gets the statement
+/// again without it.
+#[test]
+fn max_execution_time_is_sent_and_dropped_for_a_server_without_it() {
+    let fake = Fake::default()
+        .answer(202, "application/json", r#"{"data": {"fields": ["x"], "values": [[1]]}}"#)
+        .answer(
+            400,
+            "application/json",
+            r#"{"errors": [{"code": "Neo.ClientError.Request.Invalid", "message": "Unrecognized field \"maxExecutionTime\""}]}"#,
+        )
+        .answer(202, "application/json", r#"{"data": {"fields": ["x"], "values": [[2]]}}"#)
+        .answer(202, "application/json", r#"{"data": {"fields": ["x"], "values": [[3]]}}"#);
+    let c = client(&fake).with_max_execution_time(Some(std::time::Duration::from_millis(9_500)));
+    assert_eq!(c.max_execution_time(), Some(9));
+    let r = c
+        .run("RETURN 1 AS x", Map::new(), AccessMode::Read)
+        .unwrap();
+    assert_eq!(r.rows[0][0], Value::Integer(1));
+    let r = c
+        .run("RETURN 2 AS x", Map::new(), AccessMode::Read)
+        .unwrap();
+    assert_eq!(r.rows[0][0], Value::Integer(2));
+    c.run("RETURN 3 AS x", Map::new(), AccessMode::Read)
+        .unwrap();
+    let bodies: Vec<Json> = fake
+        .requests
+        .borrow()
+        .iter()
+        .map(|r| serde_json::from_slice(r.body.as_ref().unwrap()).unwrap())
+        .collect();
+    assert_eq!(bodies[0]["maxExecutionTime"], json!(9));
+    assert_eq!(bodies[1]["maxExecutionTime"], json!(9));
+    assert!(bodies[2].get("maxExecutionTime").is_none(), "{}", bodies[2]);
+    assert!(
+        bodies[3].get("maxExecutionTime").is_none(),
+        "remembered: {}",
+        bodies[3]
+    );
+    // Without it set, nothing is sent; at least one second is asked.
+    let fake = Fake::default().answer(
+        202,
+        "application/json",
+        r#"{"data": {"fields": [], "values": []}}"#,
+    );
+    client(&fake)
+        .run("RETURN 1", Map::new(), AccessMode::Read)
+        .unwrap();
+    let body: Json =
+        serde_json::from_slice(fake.requests.borrow()[0].body.as_ref().unwrap()).unwrap();
+    assert!(body.get("maxExecutionTime").is_none());
+    assert_eq!(
+        client(&fake)
+            .with_max_execution_time(Some(std::time::Duration::from_millis(200)))
+            .max_execution_time(),
+        Some(1)
+    );
+}
+
+/// Issue #14: a statement stopped for its time or memory is the request's fault: typed
+/// as too expensive and never retried (Neo4j files the memory pool error as transient).
+#[test]
+fn time_and_memory_limits_are_too_expensive_and_not_retryable() {
+    for code in TOO_EXPENSIVE {
+        let body = json!({"errors": [{"code": code, "message": "limit"}]}).to_string();
+        let fake = Fake::default().answer(400, "application/json", &body);
+        let e = client(&fake)
+            .run("RETURN 1", Map::new(), AccessMode::Read)
+            .unwrap_err();
+        assert!(e.is_too_expensive(), "{code}");
+        assert!(!e.is_retryable(), "{code}");
+        assert_eq!(e.kind, ErrorKind::Client, "{code}");
+    }
+    assert!(
+        !Neo4jError::from_code("Neo.TransientError.Transaction.DeadlockDetected", "x")
+            .is_too_expensive()
+    );
+}
+
+/// `PROFILE` answers carry the measured plan.
+#[test]
+fn a_profiled_plan_is_kept() {
+    let fake = Fake::default().answer(
+        202,
+        "application/json",
+        r#"{"data": {"fields": ["n"], "values": [[1]]}, "profiledQueryPlan": {"operatorType": "ProduceResults@neo4j", "records": 1, "children": []}}"#,
+    );
+    let r = client(&fake)
+        .run("PROFILE RETURN 1 AS n", Map::new(), AccessMode::Read)
+        .unwrap();
+    assert_eq!(r.profile.unwrap()["records"], 1);
+}

@@ -42,6 +42,27 @@ impl Neo4jError {
         Self::new(400, "Neo.ClientError.Request.Invalid", message)
     }
 
+    /// A statement that needed more memory than devgraph allows one (Neo4j's answer when
+    /// a transaction's memory pool is exhausted).
+    pub fn out_of_memory(detail: impl Into<String>) -> Self {
+        Self::new(
+            400,
+            "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+            detail,
+        )
+    }
+
+    /// A statement stopped at the `maxExecutionTime` the client asked for.
+    pub fn timed_out_by_client(seconds: f64) -> Self {
+        Self::new(
+            400,
+            "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+            format!(
+                "The transaction has not completed within the timeout specified at its start by the client (maxExecutionTime {seconds} s). You may want to retry with a longer timeout."
+            ),
+        )
+    }
+
     pub fn tx_not_found(id: &str) -> Self {
         Self::new(
             404,
@@ -65,6 +86,11 @@ pub fn from_grafeo(e: &Error) -> Neo4jError {
                 (400, "Neo.ClientError.Statement.SemanticError")
             }
             "Timeout" => (400, "Neo.ClientError.Transaction.TransactionTimedOut"),
+            // Grafeo's own memory cap on one path search (`MATCH p=(a)-[*]-(b)`): the
+            // statement asked for too much, as Neo4j's memory pool error says.
+            _ if message.contains("of memory a path search may use") => {
+                (400, "Neo.TransientError.General.MemoryPoolOutOfMemoryError")
+            }
             _ => (500, "Neo.DatabaseError.Statement.ExecutionFailed"),
         }
     } else if debug.starts_with("Transaction(") {

@@ -21,6 +21,50 @@ pub fn explained(statement: &str) -> Option<&str> {
         .then_some(rest.trim_start())
 }
 
+/// The statement after a leading `PROFILE` keyword, if there is one.
+pub fn profiled(statement: &str) -> Option<&str> {
+    let trimmed = statement.trim_start();
+    let head = trimmed.get(..7)?;
+    let rest = &trimmed[7..];
+    (head.eq_ignore_ascii_case("PROFILE") && rest.starts_with(char::is_whitespace))
+        .then_some(rest.trim_start())
+}
+
+/// Neo4j's `profiledQueryPlan` for a statement devgraph ran: one operator with the rows
+/// it produced, the time it took (nanoseconds, as Neo4j reports `time`) and Grafeo's plan
+/// text; devgraph counts no database hits or page cache use.
+pub fn profile(
+    session: &Session,
+    statement: &str,
+    parameters: &Map<String, Json>,
+    rows: usize,
+    elapsed: std::time::Duration,
+    fields: Json,
+) -> Json {
+    let plan = answer(session, statement, parameters)
+        .ok()
+        .and_then(|a| {
+            a["queryPlan"]["arguments"]["string-representation"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    let time = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+    json!({
+        "dbHits": 0,
+        "records": rows,
+        "hasPageCacheStats": false,
+        "pageCacheHits": 0,
+        "pageCacheMisses": 0,
+        "pageCacheHitRatio": 0.0,
+        "time": time,
+        "operatorType": "ProduceResults@devgraph",
+        "arguments": {"planner": "grafeo", "string-representation": plan, "Rows": rows, "Time": time, "DbHits": 0},
+        "identifiers": fields,
+        "children": [],
+    })
+}
+
 pub fn answer(
     session: &Session,
     statement: &str,
@@ -82,5 +126,7 @@ mod tests {
         assert_eq!(explained("EXPLAINED"), None);
         assert_eq!(explained("MATCH (n) RETURN n"), None);
         assert_eq!(explained("EXPLAİN x"), None);
+        assert_eq!(profiled("profile\tRETURN 1"), Some("RETURN 1"));
+        assert_eq!(profiled("PROFILED"), None);
     }
 }

@@ -36,6 +36,14 @@ struct OpenTx {
     session: Session,
     mode: AccessMode,
     expires: Instant,
+    limits: Limits,
+}
+
+/// What a client asked to bound a statement with.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Limits {
+    /// The Query API's `maxExecutionTime`, in seconds.
+    pub max_execution_time: Option<f64>,
 }
 
 pub struct Graph {
@@ -71,10 +79,40 @@ impl Graph {
         mode: AccessMode,
         format: Format,
     ) -> Result<Json, Neo4jError> {
-        let session = self.db.session();
+        self.run_limited(statement, parameters, mode, format, Limits::default())
+    }
+
+    /// [`Graph::run`] bounded by the client's `limits`.
+    pub fn run_limited(
+        &self,
+        statement: &str,
+        parameters: &Map<String, Json>,
+        mode: AccessMode,
+        format: Format,
+        limits: Limits,
+    ) -> Result<Json, Neo4jError> {
+        let started = std::time::Instant::now();
+        let mut session = self.db.session();
         let _serialised = (mode == AccessMode::Write)
             .then(|| self.writes.lock().unwrap_or_else(|p| p.into_inner()));
-        execute(&session, statement, parameters, mode, format)
+        let Some(seconds) = limits
+            .max_execution_time
+            .filter(|_| mode == AccessMode::Write)
+        else {
+            return execute(&mut session, statement, parameters, mode, format, limits);
+        };
+        // A write with a time limit commits only within it, counted from its arrival (lock
+        // waits included), as Neo4j's transaction timeout does: a statement that overran
+        // (say, the process was frozen mid-statement) rolls back instead of committing
+        // late. Clients rely on it to know when an unanswered write can no longer apply.
+        session.begin_transaction().map_err(|e| from_grafeo(&e))?;
+        let result = execute(&mut session, statement, parameters, mode, format, limits);
+        if result.is_err() || started.elapsed().as_secs_f64() > seconds {
+            let _ = session.rollback();
+            return result.and(Err(Neo4jError::timed_out_by_client(seconds)));
+        }
+        session.commit().map_err(|e| from_grafeo(&e))?;
+        result
     }
 
     pub fn begin(
@@ -83,11 +121,22 @@ impl Graph {
         first: Option<(&str, &Map<String, Json>)>,
         format: Format,
     ) -> Result<Json, Neo4jError> {
+        self.begin_limited(mode, first, format, Limits::default())
+    }
+
+    /// [`Graph::begin`] with the client's `limits` on each statement of the transaction.
+    pub fn begin_limited(
+        &self,
+        mode: AccessMode,
+        first: Option<(&str, &Map<String, Json>)>,
+        format: Format,
+        limits: Limits,
+    ) -> Result<Json, Neo4jError> {
         let mut session = self.db.session();
         session.begin_transaction().map_err(|e| from_grafeo(&e))?;
         let mut body = match first {
             Some((statement, parameters)) => {
-                match execute(&session, statement, parameters, mode, format) {
+                match execute(&mut session, statement, parameters, mode, format, limits) {
                     Ok(body) => body,
                     Err(e) => {
                         let _ = session.rollback();
@@ -109,6 +158,7 @@ impl Graph {
                 session,
                 mode,
                 expires,
+                limits,
             },
         );
         Ok(body)
@@ -126,7 +176,15 @@ impl Graph {
         let tx = transactions
             .get_mut(id)
             .ok_or_else(|| Neo4jError::tx_not_found(id))?;
-        match execute(&tx.session, statement, parameters, tx.mode, format) {
+        let limits = tx.limits;
+        match execute(
+            &mut tx.session,
+            statement,
+            parameters,
+            tx.mode,
+            format,
+            limits,
+        ) {
             Ok(mut body) => {
                 tx.expires = Instant::now() + TX_IDLE_TIMEOUT;
                 body["transaction"] = json!({"id": id, "expires": expires_text()});
@@ -153,7 +211,15 @@ impl Graph {
             .ok_or_else(|| Neo4jError::tx_not_found(id))?;
         let body = match last {
             Some((statement, parameters)) => {
-                match execute(&tx.session, statement, parameters, tx.mode, format) {
+                let limits = tx.limits;
+                match execute(
+                    &mut tx.session,
+                    statement,
+                    parameters,
+                    tx.mode,
+                    format,
+                    limits,
+                ) {
                     Ok(body) => body,
                     Err(e) => {
                         let _ = tx.session.rollback();
@@ -209,20 +275,41 @@ fn expires_text() -> String {
 }
 
 fn execute(
-    session: &Session,
+    session: &mut Session,
     statement: &str,
     parameters: &Map<String, Json>,
     mode: AccessMode,
     format: Format,
+    limits: Limits,
 ) -> Result<Json, Neo4jError> {
     if let Some(planned) = crate::explain::explained(statement) {
         return crate::explain::answer(session, planned, parameters);
     }
+    if let Some(profiled) = crate::explain::profiled(statement) {
+        // Neo4j's PROFILE: the rows, and the plan with what running it measured.
+        let started = Instant::now();
+        let mut body = execute(session, profiled, parameters, mode, format, limits)?;
+        let elapsed = started.elapsed();
+        let rows = body["data"]["values"].as_array().map_or(0, Vec::len);
+        let fields = body["data"]["fields"].clone();
+        body["profiledQueryPlan"] =
+            crate::explain::profile(session, profiled, parameters, rows, elapsed, fields);
+        return Ok(body);
+    }
     if statement.trim().is_empty() {
         return Err(Neo4jError::bad_request("statement is empty"));
     }
+    let mut parameters = std::borrow::Cow::Borrowed(parameters);
+    // Neo4j's schema procedures, which Grafeo does not have.
+    let schema = crate::schema::rewrite(session, statement)?;
+    if let Some((_, rows)) = &schema {
+        parameters
+            .to_mut()
+            .insert(crate::schema::ROWS_PARAMETER.into(), rows.clone());
+    }
+    let statement = schema.as_ref().map_or(statement, |(s, _)| s.as_str());
     // Neo4j's vector and full-text index DDL and procedures, on Grafeo's own indexes.
-    let rewritten = crate::indexes::rewrite(session, statement, parameters)?;
+    let rewritten = crate::indexes::rewrite(session, statement, &parameters)?;
     let statement = rewritten.as_deref().unwrap_or(statement);
     if mode == AccessMode::Read
         && session
@@ -236,14 +323,45 @@ fn execute(
         .map(|(k, v)| (k.clone(), from_json(v)))
         .collect();
     crate::indexes::store_vectors(&mut params);
-    let result = session
-        .execute_cypher_with_params(statement, params)
-        .map_err(|e| from_grafeo(&e))?;
-    let values: Vec<Json> = result
-        .rows()
-        .iter()
-        .map(|row| Json::Array(row.iter().map(|v| to_json(v, format)).collect()))
-        .collect();
+    if let Some(seconds) = limits.max_execution_time {
+        session.set_query_timeout(Some(Duration::from_secs_f64(seconds)));
+    }
+    // The memory budget counts from here: the statement, its rows and their JSON.
+    let budget = crate::budget::QueryScope::begin();
+    let out_of_memory = || {
+        Neo4jError::out_of_memory(format!(
+            "The allocation of more memory would use more than the limit of {} MiB a statement may use in devgraph: the statement needs more memory than it may use. Bound it (a smaller range, a LIMIT, fewer hops) or aggregate.",
+            crate::budget::query_limit() / (1024 * 1024)
+        ))
+    };
+    let result = session.execute_cypher_with_params(statement, params);
+    let result = match result {
+        Err(_) if budget.exceeded() => return Err(out_of_memory()),
+        Err(e) => {
+            let error = from_grafeo(&e);
+            return Err(match limits.max_execution_time {
+                Some(seconds)
+                    if error.code == "Neo.ClientError.Transaction.TransactionTimedOut" =>
+                {
+                    Neo4jError::timed_out_by_client(seconds)
+                }
+                _ => error,
+            });
+        }
+        Ok(result) => result,
+    };
+    let mut values: Vec<Json> = Vec::with_capacity(result.rows().len());
+    for row in result.rows() {
+        if budget.exceeded() {
+            return Err(out_of_memory());
+        }
+        values.push(Json::Array(
+            row.iter().map(|v| to_json(v, format)).collect(),
+        ));
+    }
+    if budget.exceeded() {
+        return Err(out_of_memory());
+    }
     let c = &result.counters;
     let counters = json!({
         "containsUpdates": c.contains_updates(),

@@ -2,7 +2,7 @@
 //! explicit transactions under `/db/{db}/query/v2/tx`, Basic auth on every query route.
 
 use crate::errors::Neo4jError;
-use crate::graph::{AccessMode, Graph};
+use crate::graph::{AccessMode, Graph, Limits};
 use crate::values::Format;
 use base64::Engine;
 use bytes::Bytes;
@@ -113,6 +113,18 @@ async fn route(
         Some(_) => return Err(Neo4jError::bad_request("parameters must be a JSON object")),
     };
     let mode = AccessMode::parse(body.get("accessMode").and_then(Json::as_str))?;
+    // The Query API's transaction configuration: `maxExecutionTime` in seconds.
+    let limits = Limits {
+        max_execution_time: match body.get("maxExecutionTime") {
+            None | Some(Json::Null) => None,
+            Some(Json::Number(n)) if n.as_f64().is_some_and(|s| s > 0.0 && s < 1e9) => n.as_f64(),
+            Some(other) => {
+                return Err(Neo4jError::bad_request(format!(
+                    "maxExecutionTime must be a positive number of seconds, not {other}"
+                )));
+            }
+        },
+    };
     let rest: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
     let tx_id = rest.get(1).cloned();
     let server2 = server.clone();
@@ -132,9 +144,12 @@ async fn route(
                 let statement = statement
                     .as_deref()
                     .ok_or_else(|| Neo4jError::bad_request("a `statement` is required"))?;
-                Ok((202, graph.run(statement, &parameters, mode, format)?))
+                Ok((
+                    202,
+                    graph.run_limited(statement, &parameters, mode, format, limits)?,
+                ))
             }
-            (Method::POST, ["tx"]) => Ok((202, graph.begin(mode, first, format)?)),
+            (Method::POST, ["tx"]) => Ok((202, graph.begin_limited(mode, first, format, limits)?)),
             (Method::POST, ["tx", id]) => {
                 let statement = statement
                     .as_deref()

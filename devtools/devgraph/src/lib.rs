@@ -2,12 +2,14 @@
 //! kg-agent uses) on the embedded Grafeo engine, with a procurement demo dataset.
 //! Development and tests only; production talks to Neo4j 5.25+/Aura with the same client.
 
+pub mod budget;
 pub mod demo;
 pub mod errors;
 pub mod explain;
 pub mod graph;
 pub mod http;
 pub mod indexes;
+pub mod schema;
 pub mod values;
 
 use anyhow::Result;

@@ -5,6 +5,10 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// Counts what each query allocates, for its memory budget (devgraph::budget).
+#[global_allocator]
+static ALLOCATOR: devgraph::budget::Counting = devgraph::budget::Counting;
+
 #[derive(Parser)]
 #[command(about = "A development graph server speaking the Neo4j Query API v2 on Grafeo.")]
 struct Args {
@@ -22,6 +26,14 @@ struct Args {
     /// Keep the graph in this file instead of memory.
     #[arg(long)]
     data: Option<PathBuf>,
+    /// The most memory one statement may hold, in MiB; past it the statement fails with
+    /// Neo4j's `Neo.TransientError.General.MemoryPoolOutOfMemoryError`.
+    #[arg(long, env = "DEVGRAPH_QUERY_MEMORY_MIB", default_value_t = 256)]
+    query_memory_mib: usize,
+    /// The most memory devgraph as a whole may hold before every statement that
+    /// allocates more stops, in MiB.
+    #[arg(long, env = "DEVGRAPH_MEMORY_MIB", default_value_t = 1024)]
+    memory_mib: usize,
 }
 
 #[tokio::main]
@@ -33,6 +45,11 @@ async fn main() {
 }
 
 async fn run(args: Args) -> Result<()> {
+    devgraph::budget::installed();
+    devgraph::budget::configure(
+        args.query_memory_mib.saturating_mul(1024 * 1024),
+        args.memory_mib.saturating_mul(1024 * 1024),
+    );
     let db = match &args.data {
         Some(path) => {
             grafeo::GrafeoDB::open(path).with_context(|| format!("opening {}", path.display()))?

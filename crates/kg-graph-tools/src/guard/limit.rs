@@ -51,13 +51,15 @@ pub fn enforce(clean: &str, tokens: &[Spanned], cap: usize) -> Result<String, Re
             }
         }
     }
+    // From the first token (a leading `PROFILE` the caller took off is not part of it).
+    let start = tokens.first().map_or(0, |t| t.start);
     let end = tokens.last().map_or(0, |t| t.end);
     let mut statement = clean[..end].to_string();
     edits.sort_by_key(|(range, _)| std::cmp::Reverse(range.start));
     for (range, text) in edits {
         statement.replace_range(range, &text);
     }
-    Ok(statement.trim().to_string())
+    Ok(statement[start..].trim().to_string())
 }
 
 /// The tokens of each UNION branch, with their bracket depth.

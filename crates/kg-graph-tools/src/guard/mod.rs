@@ -4,10 +4,12 @@
 //! the query names (checked against the live schema by the caller); and enforces a LIMIT.
 //! The second layer, an `EXPLAIN` round trip, is in `explain.rs`; the third is READ mode.
 
+mod cost;
 mod lexer;
 mod limit;
 mod names;
 
+pub use cost::{MAX_HOPS, MAX_RANGE_ELEMENTS, MAX_RANGE_PRODUCT, TooExpensive};
 pub use lexer::{Token, lex};
 
 /// Procedures a read query may call: schema introspection only.
@@ -65,12 +67,38 @@ const FORBIDDEN: [(&str, &str); 26] = [
     ),
     ("PERIODIC", "runs in separate transactions"),
     ("EXPLAIN", "is added by the guard itself"),
-    ("PROFILE", "executes with profiling"),
+    (
+        "PROFILE",
+        "may only open the statement (`PROFILE MATCH … RETURN …`)",
+    ),
 ];
 
 /// Why a statement was refused; shown to the LLM so it can rewrite the query.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refusal(pub String);
+
+/// What [`check`] refuses: a statement that is not a plain read, or one whose cost its
+/// text does not bound.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rejection {
+    Refused(Refusal),
+    TooExpensive(TooExpensive),
+}
+
+impl Rejection {
+    pub fn message(&self) -> &str {
+        match self {
+            Rejection::Refused(r) => &r.0,
+            Rejection::TooExpensive(e) => &e.message,
+        }
+    }
+}
+
+impl From<Refusal> for Rejection {
+    fn from(r: Refusal) -> Self {
+        Rejection::Refused(r)
+    }
+}
 
 /// A statement that passed the first layer.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,34 +108,47 @@ pub struct Checked {
     pub labels: Vec<String>,
     pub relationship_types: Vec<String>,
     pub procedures: Vec<String>,
+    /// The statement was written `PROFILE …`: `statement` is without the keyword (the
+    /// caller plans it with EXPLAIN and runs it with PROFILE).
+    pub profile: bool,
 }
 
 /// Checks `statement` and enforces at most `max_rows + 1` rows per RETURN (the extra row
 /// tells the caller the answer was cut).
-pub fn check(statement: &str, max_rows: usize) -> Result<Checked, Refusal> {
+pub fn check(statement: &str, max_rows: usize) -> Result<Checked, Rejection> {
     let lexed = lex(statement).map_err(Refusal)?;
     let mut tokens = lexed.tokens;
+    // `PROFILE <read>`: checked as the read it runs. Only as the first word: anywhere
+    // else `PROFILE` is refused below.
+    let profile = tokens
+        .first()
+        .is_some_and(|t| t.token.keyword().as_deref() == Some("PROFILE"));
+    if profile {
+        tokens.remove(0);
+    }
     if tokens.last().is_some_and(|t| t.token.is_sym(';')) {
         tokens.pop();
     }
     if tokens.is_empty() {
-        return Err(Refusal("the statement is empty".into()));
+        return Err(Refusal("the statement is empty".into()).into());
     }
     if tokens.iter().any(|t| t.token.is_sym(';')) {
-        return Err(Refusal(
-            "only one statement may be sent: `;` separates statements".into(),
-        ));
+        return Err(
+            Refusal("only one statement may be sent: `;` separates statements".into()).into(),
+        );
     }
     let kinds: Vec<&Token> = tokens.iter().map(|t| &t.token).collect();
     forbidden_words(&kinds)?;
     let procedures = calls(&kinds)?;
     let (labels, relationship_types) = names::collect(&kinds);
+    cost::check(&lexed.clean, &tokens).map_err(Rejection::TooExpensive)?;
     let statement = limit::enforce(&lexed.clean, &tokens, max_rows + 1)?;
     Ok(Checked {
         statement,
         labels,
         relationship_types,
         procedures,
+        profile,
     })
 }
 

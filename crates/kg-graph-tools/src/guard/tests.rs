@@ -2,13 +2,13 @@ use super::*;
 use proptest::prelude::*;
 
 fn ok(statement: &str) -> Checked {
-    check(statement, 100).unwrap_or_else(|e| panic!("{statement}: {}", e.0))
+    check(statement, 100).unwrap_or_else(|e| panic!("{statement}: {}", e.message()))
 }
 
 fn refused(statement: &str) -> String {
     match check(statement, 100) {
         Ok(c) => panic!("not refused: {statement} → {}", c.statement),
-        Err(e) => e.0,
+        Err(e) => e.message().to_string(),
     }
 }
 
@@ -116,7 +116,11 @@ fn writes_admin_and_smuggling_are_refused() {
         "MATCH (n) RETURN n; MATCH (m) DELETE m",
         "MATCH (n) RETURN n ; CREATE (x)",
         "EXPLAIN MATCH (n) RETURN n",
-        "PROFILE MATCH (n) RETURN n",
+        "MATCH (n) WITH n PROFILE MATCH (m) RETURN m",
+        "PROFILE PROFILE MATCH (n) RETURN n",
+        "PROFILE EXPLAIN MATCH (n) RETURN n",
+        "PROFILE MATCH (n) DETACH DELETE n",
+        "PROFILE",
         "create (n) return n",
         "cReAtE (n) RETURN n",
         "MATCH (n) RETURN n LIMIT $n",
@@ -148,8 +152,13 @@ fn the_injection_corpus_is_refused() {
         if case["expect"] != "refused" {
             continue;
         }
-        cypher_cases += 1;
         let query = case["arguments"]["query"].as_str().expect("query");
+        // `PROFILE <read>` is a read since issue #14 (the corpus predates it).
+        if query.starts_with("PROFILE ") {
+            assert!(check(query, 1000).is_ok_and(|c| c.profile), "{query}");
+            continue;
+        }
+        cypher_cases += 1;
         assert!(
             check(query, 1000).is_err(),
             "case {} passed the guard: {query}",
@@ -234,5 +243,224 @@ proptest! {
         if let Some(n) = asked {
             prop_assert_eq!(sent, n.min(cap + 1));
         }
+    }
+}
+
+fn too_expensive(statement: &str) -> TooExpensive {
+    match check(statement, 100) {
+        Err(Rejection::TooExpensive(e)) => e,
+        Err(Rejection::Refused(r)) => panic!("refused, not for its cost: {statement}: {}", r.0),
+        Ok(c) => panic!("not refused: {statement} → {}", c.statement),
+    }
+}
+
+#[test]
+fn resource_bombs_are_refused_naming_the_construct() {
+    for (bomb, construct, excerpt) in [
+        (
+            "RETURN size(range(1, 100000000)) AS s",
+            "range",
+            "range(1, 100000000)",
+        ),
+        (
+            "RETURN reduce(s = 0, x IN range(1, 100000000) | s + x) AS s",
+            "range",
+            "range(1, 100000000)",
+        ),
+        (
+            "RETURN range(1, 20000000) AS r",
+            "range",
+            "range(1, 20000000)",
+        ),
+        (
+            "RETURN [x IN RANGE(0, 1_000_000) | x * 2] AS xs",
+            "range",
+            "RANGE(0, 1_000_000)",
+        ),
+        (
+            "UNWIND range(1, 0x7FFFFFFF) AS i RETURN count(i)",
+            "range",
+            "range(1, 0x7FFFFFFF)",
+        ),
+        (
+            "RETURN range(-100000000, 0) AS r",
+            "range",
+            "range(-100000000, 0)",
+        ),
+        ("RETURN range(1, $n) AS r", "range", "range(1, $n)"),
+        (
+            "MATCH (n) RETURN range(1, n.size) AS r",
+            "range",
+            "range(1, n.size)",
+        ),
+        (
+            "RETURN range(1, 10, $step) AS r",
+            "range",
+            "range(1, 10, $step)",
+        ),
+        (
+            "UNWIND range(1, 10000) AS a UNWIND range(1, 10000) AS b RETURN count(*)",
+            "range",
+            "range(1, 10000)",
+        ),
+        (
+            "MATCH p=(a)-[*]-(b) RETURN count(p)",
+            "variable_length_relationship",
+            "[*]",
+        ),
+        (
+            "MATCH p=(a)-[*]-(b) RETURN p",
+            "variable_length_relationship",
+            "[*]",
+        ),
+        (
+            "MATCH (a)-[*2..]->(b) RETURN b",
+            "variable_length_relationship",
+            "[*2..]",
+        ),
+        (
+            "MATCH (a)<-[:SUPPLIES*]-(b) RETURN b",
+            "variable_length_relationship",
+            "[:SUPPLIES*]",
+        ),
+        (
+            "MATCH (a)-[r:A|B *0..]-(b) RETURN b",
+            "variable_length_relationship",
+            "[r:A|B *0..]",
+        ),
+        (
+            "MATCH (a)-[*..11]-(b) RETURN b",
+            "variable_length_relationship",
+            "[*..11]",
+        ),
+        (
+            "MATCH (a)-[*1..50 {x: 1}]-(b) RETURN b",
+            "variable_length_relationship",
+            "[*1..50 {x: 1}]",
+        ),
+        (
+            "MATCH (a)-[*20]-(b) RETURN b",
+            "variable_length_relationship",
+            "[*20]",
+        ),
+        ("MATCH (a)-->+(b) RETURN b", "quantified_path", "-->+"),
+        (
+            "MATCH (a)-[:SUPPLIES]->*(b) RETURN b",
+            "quantified_path",
+            "]->*",
+        ),
+        (
+            "MATCH (a)-[:SUPPLIES]->{1,}(b) RETURN b",
+            "quantified_path",
+            "]->{1,}",
+        ),
+        (
+            "MATCH (a)-[:SUPPLIES]-{2,40}(b) RETURN b",
+            "quantified_path",
+            "]-{2,40}",
+        ),
+        (
+            "MATCH ((a)-[:SUPPLIES]->(b))+ RETURN b",
+            "quantified_path",
+            "))+",
+        ),
+        (
+            "MATCH ((a)-[:SUPPLIES]->(b)){1,} RETURN b",
+            "quantified_path",
+            ")){1,}",
+        ),
+        (
+            "CALL { MATCH p=(a)-[*]-(b) RETURN p } RETURN count(p)",
+            "variable_length_relationship",
+            "[*]",
+        ),
+    ] {
+        let e = too_expensive(bomb);
+        assert_eq!(e.construct, construct, "{bomb}");
+        assert_eq!(e.excerpt, excerpt, "{bomb}");
+        assert!(e.message.contains(excerpt), "{bomb}: {}", e.message);
+    }
+    // The message says what to do instead.
+    assert!(
+        too_expensive("MATCH p=(a)-[*]-(b) RETURN p")
+            .message
+            .contains("*1..3")
+    );
+    assert!(
+        too_expensive("RETURN range(1, $n) AS r")
+            .message
+            .contains("integer literals")
+    );
+    assert!(
+        too_expensive("RETURN range(1, 20000000) AS r")
+            .message
+            .contains("20000000 values")
+    );
+}
+
+#[test]
+fn bounded_generators_and_patterns_pass() {
+    for fine in [
+        "RETURN range(1, 10) AS r",
+        "RETURN range(10, 1, -1) AS r",
+        "RETURN range(0, 100000, 2) AS r",
+        "RETURN size(range(1, 100000)) AS s",
+        "RETURN reduce(s = 0, x IN range(1, 1000) | s + x) AS s",
+        "RETURN [x IN range(1, 10) WHERE x % 2 = 0 | x * x] AS xs",
+        "UNWIND range(1, 1000) AS a UNWIND range(1, 1000) AS b RETURN count(*)",
+        "MATCH p=(a:Supplier)-[*1..3]-(b) RETURN count(p)",
+        "MATCH (a)-[:SUPPLIES*2]->(b) RETURN b",
+        "MATCH (a)-[r:SUPPLIES|PART_OF*..10]->(b) RETURN b",
+        "MATCH (a)-[r {w: 2*3}]->(b) RETURN count(*) * 2 AS n",
+        "MATCH (a)-[:SUPPLIES]->{1,3}(b) RETURN b",
+        "MATCH ((a)-[:SUPPLIES]->(b)){2} RETURN b",
+        "MATCH p = shortestPath((a:Supplier)-[*]-(b:Product)) RETURN p",
+        "MATCH p = allShortestPaths((a:Supplier)-[*]-(b:Product)) RETURN p",
+        "MATCH (n) RETURN n.range AS range, size(collect(n)) * (2) AS m",
+        "MATCH (n:Supplier) RETURN n ORDER BY n.name",
+        "MATCH (n) RETURN count(*) AS c",
+        "RETURN 2 * 3 AS six, [1, 2, 3][1..] AS tail",
+    ] {
+        ok(fine);
+    }
+}
+
+#[test]
+fn profile_is_a_read_run_with_profiling() {
+    let c = ok("PROFILE MATCH (s:Supplier) RETURN s.name");
+    assert!(c.profile);
+    assert_eq!(c.statement, "MATCH (s:Supplier) RETURN s.name LIMIT 101");
+    assert_eq!(c.labels, ["Supplier"]);
+    assert!(!ok("MATCH (s:Supplier) RETURN s.name").profile);
+    assert!(ok("/* why */ profile MATCH (n) RETURN n").profile);
+    // The bombs are refused under PROFILE too.
+    too_expensive("PROFILE RETURN range(1, 20000000) AS r");
+    refused("PROFILE MATCH (n) SET n.x = 1 RETURN n");
+}
+
+proptest! {
+    /// Whatever the literal bounds, a range passes only when it makes at most the cap.
+    #[test]
+    fn a_range_passes_only_within_the_cap(start in -300_000i64..300_000, end in -300_000i64..300_000, step in prop::sample::select(vec![1i64, 2, 7, -1, -3])) {
+        let statement = format!("RETURN size(range({start}, {end}, {step})) AS n");
+        let elements = if (step > 0 && end < start) || (step < 0 && end > start) { 0 } else { (end - start) / step + 1 };
+        prop_assert_eq!(check(&statement, 10).is_ok(), elements as i128 <= MAX_RANGE_ELEMENTS, "{}", statement);
+    }
+
+    /// A variable-length relationship passes only with an upper bound within the cap.
+    #[test]
+    fn a_variable_length_passes_only_when_bounded(lower in proptest::option::of(0u32..5), upper in proptest::option::of(0u32..30), dots in any::<bool>()) {
+        let length = match (lower, dots, upper) {
+            (l, true, u) => format!("{}..{}", l.map(|l| l.to_string()).unwrap_or_default(), u.map(|u| u.to_string()).unwrap_or_default()),
+            (Some(l), false, _) => l.to_string(),
+            (None, false, _) => String::new(),
+        };
+        let statement = format!("MATCH (a)-[:SUPPLIES*{length}]->(b) RETURN b");
+        let bound = match (lower, dots, upper) {
+            (_, true, u) => u,
+            (l, false, _) => l,
+        };
+        let passes = bound.is_some_and(|b| i128::from(b) <= MAX_HOPS);
+        prop_assert_eq!(check(&statement, 10).is_ok(), passes, "{}", statement);
     }
 }

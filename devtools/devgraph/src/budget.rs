@@ -1,0 +1,167 @@
+//! A memory budget per query (issue #14): Grafeo has no memory limit per query, so a
+//! statement like `RETURN range(1, 20000000)` grew devgraph past gigabytes. devgraph's
+//! allocator ([`Counting`], installed by the binary) counts the bytes each thread
+//! allocates while it runs a query ([`QueryScope`]); past the budget it sets the query's
+//! deadline (Grafeo's operators, `range()` included, check it about every 2,048 values or
+//! rows) to now, so Grafeo stops the statement as though it timed out, and the scope
+//! reports the budget was spent ([`QueryScope::exceeded`]): the answer is Neo4j's
+//! `Neo.TransientError.General.MemoryPoolOutOfMemoryError`. A process-wide ceiling
+//! ([`PROCESS_LIMIT`]) stops whichever query allocates once devgraph as a whole holds too
+//! much (worker threads and concurrent queries included).
+//!
+//! Without the allocator (a library user that does not install it) nothing is counted
+//! and only Grafeo's own limits apply.
+
+use grafeo_core::execution::deadline;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
+
+/// Default bytes one query may hold at once: 256 MiB, Grafeo's own budget for one path
+/// search; far above what any query of the demo graph needs (its largest answers are a
+/// few MB).
+pub const DEFAULT_QUERY_LIMIT: usize = 256 * 1024 * 1024;
+/// Default bytes devgraph as a whole may hold before every query that allocates stops.
+pub const PROCESS_LIMIT: usize = 1024 * 1024 * 1024;
+
+static QUERY_LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_QUERY_LIMIT);
+static PROCESS: AtomicUsize = AtomicUsize::new(PROCESS_LIMIT);
+/// Bytes held by the whole process (only counted with [`Counting`] installed).
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Net bytes this thread allocated since its query began (0 outside a query).
+    static USED: Cell<isize> = const { Cell::new(0) };
+    /// This thread's query budget in bytes; 0 when it runs no query.
+    static LIMIT: Cell<usize> = const { Cell::new(0) };
+    /// The budget was spent (and the deadline set).
+    static TRIPPED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Sets the budgets (bytes): per query, and for the whole process.
+pub fn configure(query: usize, process: usize) {
+    QUERY_LIMIT.store(query.max(1), Ordering::Relaxed);
+    PROCESS.store(process.max(1), Ordering::Relaxed);
+}
+
+pub fn query_limit() -> usize {
+    QUERY_LIMIT.load(Ordering::Relaxed)
+}
+
+/// Bytes the process holds now, when the allocator is installed.
+pub fn live_bytes() -> Option<usize> {
+    INSTALLED
+        .load(Ordering::Relaxed)
+        .then(|| LIVE.load(Ordering::Relaxed).max(0) as usize)
+}
+
+/// The counting allocator: the system allocator plus the bookkeeping above.
+pub struct Counting;
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            note(layout.size() as isize);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            note(layout.size() as isize);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        note(-(layout.size() as isize));
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            note(new_size as isize - layout.size() as isize);
+        }
+        p
+    }
+}
+
+/// Records `delta` bytes. Runs inside the allocator: it must not allocate (the thread
+/// locals are `const`-initialised cells without destructors).
+#[inline]
+fn note(delta: isize) {
+    let live = LIVE.fetch_add(delta, Ordering::Relaxed) + delta;
+    let _ = LIMIT.try_with(|limit| {
+        let limit = limit.get();
+        if limit == 0 {
+            return;
+        }
+        let used = USED.with(|u| {
+            let v = u.get() + delta;
+            u.set(v);
+            v
+        });
+        if delta > 0
+            && !TRIPPED.with(Cell::get)
+            && (used > limit as isize || live > PROCESS.load(Ordering::Relaxed) as isize)
+        {
+            TRIPPED.with(|t| t.set(true));
+            // Stop the statement at Grafeo's next deadline check. The scope is left
+            // alive on purpose: `QueryScope`'s own drop restores the deadline.
+            std::mem::forget(deadline::enter(Some(std::time::Instant::now())));
+        }
+    });
+}
+
+/// Marks the allocator as installed (the binary calls it once).
+pub fn installed() {
+    INSTALLED.store(true, Ordering::Relaxed);
+}
+
+/// One query on this thread, with its budget. Dropping it ends the counting and undoes
+/// any deadline the budget set.
+pub struct QueryScope {
+    /// The deadline before the query: restored when the scope drops.
+    _deadline: deadline::DeadlineScope,
+    outer_limit: usize,
+    outer_used: isize,
+    outer_tripped: bool,
+}
+
+impl QueryScope {
+    pub fn begin() -> QueryScope {
+        let deadline = deadline::enter(None);
+        let scope = QueryScope {
+            _deadline: deadline,
+            outer_limit: LIMIT.with(Cell::get),
+            outer_used: USED.with(Cell::get),
+            outer_tripped: TRIPPED.with(Cell::get),
+        };
+        USED.with(|u| u.set(0));
+        TRIPPED.with(|t| t.set(false));
+        LIMIT.with(|l| l.set(query_limit()));
+        scope
+    }
+
+    /// True once the query spent its budget (or the process its own).
+    pub fn exceeded(&self) -> bool {
+        TRIPPED.with(Cell::get)
+    }
+
+    /// Net bytes the query holds now.
+    pub fn used(&self) -> isize {
+        USED.with(Cell::get)
+    }
+}
+
+impl Drop for QueryScope {
+    fn drop(&mut self) {
+        LIMIT.with(|l| l.set(self.outer_limit));
+        USED.with(|u| u.set(self.outer_used));
+        TRIPPED.with(|t| t.set(self.outer_tripped));
+    }
+}
