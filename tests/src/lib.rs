@@ -9,6 +9,7 @@ mod host;
 pub mod llm_stub;
 pub mod oidc;
 pub mod process;
+pub mod raw_http;
 pub mod redis;
 
 pub use host::{AppHost, HostKind, KeyValue, check, decode, devhost_binary, spin_binary};
@@ -155,6 +156,31 @@ impl Devgraph {
 
     pub async fn stop(mut self) -> Result<()> {
         self.child.kill().await?;
+        Ok(())
+    }
+
+    /// Freezes the server (SIGSTOP): connections are still accepted by the kernel, and
+    /// nothing answers until [`Devgraph::resume`].
+    pub fn freeze(&self) -> Result<()> {
+        self.signal(libc::SIGSTOP)
+    }
+
+    /// Resumes a frozen server (SIGCONT): it then handles whatever queued up.
+    pub fn resume(&self) -> Result<()> {
+        self.signal(libc::SIGCONT)
+    }
+
+    /// Kills the server (SIGKILL) and waits for it to be gone: connections then fail.
+    pub async fn kill(&mut self) -> Result<()> {
+        self.child.kill().await?;
+        Ok(())
+    }
+
+    fn signal(&self, signal: libc::c_int) -> Result<()> {
+        let pid = self.child.id().context("devgraph has exited")?;
+        // SAFETY: kill(2) on our own child's pid has no memory-safety preconditions.
+        let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
+        anyhow::ensure!(rc == 0, "kill({pid}, {signal}) failed");
         Ok(())
     }
 

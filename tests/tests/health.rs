@@ -229,3 +229,34 @@ async fn the_kv_store_persists_across_requests_and_restarts() {
     assert_eq!(third["kv"]["probes"], 3, "{third}");
     assert!(third["kv"]["previous_probe_at_unix_ms"].as_u64().is_some());
 }
+
+/// Every check round-trips the store under a key of its own (and deletes it), so checks
+/// running at once never read each other's values: 200 concurrent checks, all 200.
+#[tokio::test]
+async fn two_hundred_concurrent_health_checks_all_answer_200() {
+    let stack = Stack::start().await.unwrap();
+    let host = &stack.host;
+    let checks = (0..200).map(|_| host.get("/health"));
+    let results = futures::future::join_all(checks).await;
+    let failed: Vec<String> = results
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|(status, _)| *status != 200)
+        .map(|(status, body)| format!("{status}: {}", body["problems"]))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of 200 concurrent checks failed, e.g. {:?}",
+        failed.len(),
+        failed.first()
+    );
+    // The probe record survives (its count is approximate under concurrency: last
+    // writer wins), and a later check still reads it.
+    let (status, health) = host.get("/health").await.unwrap();
+    assert_eq!(status, 200, "{health}");
+    assert!(health["kv"]["probes"].as_u64().unwrap() >= 2, "{health}");
+    assert!(
+        health["kv"]["previous_probe_at_unix_ms"].as_u64().is_some(),
+        "{health}"
+    );
+}

@@ -1,7 +1,7 @@
 //! `GET /health`: asks every dependency component for its status over WIT and round-trips
-//! the key-value store.
+//! the key-value store under a key of its own (see `kg_http::health::kv_round_trip`).
 
-use kg_http::health::{KV_PROBE_KEY, KvHealth, KvProbe, report};
+use kg_http::health::{KvHealth, KvStore, kv_round_trip, report};
 use kg_wit::kg::{
     action_executor::action_executor, query_tools::query_tools, retriever::retriever,
     router::router, summariser::summariser,
@@ -19,38 +19,39 @@ pub fn handle() -> Response {
         retriever::status(),
         summariser::status(),
     ];
-    let kv = kv_round_trip();
+    let kv = kv_check();
     let (status, body) = report(env!("CARGO_PKG_VERSION"), &components, &kv);
     crate::json_response(status, &body)
 }
 
-/// Reads the previous probe, writes the next one and reads it back.
-fn kv_round_trip() -> KvHealth {
-    let failed = |reason: String| KvHealth::Failed {
-        store: STORE.into(),
-        reason,
-    };
-    let store = match Store::open(STORE) {
-        Ok(store) => store,
-        Err(e) => return failed(format!("open: {e}")),
-    };
-    let previous = match store.get(KV_PROBE_KEY) {
-        Ok(previous) => previous,
-        Err(e) => return failed(format!("get: {e}")),
-    };
-    let (probe, previous) = KvProbe::next(previous.as_deref(), now_unix_ms());
-    let bytes = probe.to_bytes();
-    if let Err(e) = store.set(KV_PROBE_KEY, &bytes) {
-        return failed(format!("set: {e}"));
+struct SpinStore(Store);
+
+impl KvStore for SpinStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+        self.0.get(key).map_err(|e| e.to_string())
     }
-    match store.get(KV_PROBE_KEY) {
-        Ok(Some(read)) if read == bytes => KvHealth::Ok {
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+        self.0.set(key, value).map_err(|e| e.to_string())
+    }
+    fn delete(&self, key: &str) -> Result<(), String> {
+        self.0.delete(key).map_err(|e| e.to_string())
+    }
+}
+
+/// Opens the store and runs one round trip under a key unique to this check (time plus
+/// 64 random bits), so concurrent checks never read each other's values.
+fn kv_check() -> KvHealth {
+    match Store::open(STORE) {
+        Ok(store) => kv_round_trip(
+            &SpinStore(store),
+            STORE,
+            &kg_spin::clock::unique_suffix(),
+            now_unix_ms(),
+        ),
+        Err(e) => KvHealth::Failed {
             store: STORE.into(),
-            probe,
-            previous,
+            reason: format!("open: {e}"),
         },
-        Ok(_) => failed("read back a different value than written".into()),
-        Err(e) => failed(format!("get after set: {e}")),
     }
 }
 

@@ -14,13 +14,28 @@ mod tools;
 use identity::Principal;
 use kg_http::routes::Access;
 use kg_http::{ApiError, Route};
-use spin_sdk::http::{Method, Request, Response, ResponseOutparam};
+use spin_sdk::http::{IncomingRequest, Method, Request, Response, ResponseOutparam};
 use spin_sdk::http_component;
 
 /// The handler takes the response outparam so a batch can stream its progress (SSE);
-/// every other route answers in one piece.
+/// every other route answers in one piece. It takes the request unread
+/// (`IncomingRequest`) and reads the body itself, so a body the host cannot hand over
+/// (malformed chunking, fewer bytes than `Content-Length`) is a 400 JSON error of ours
+/// rather than spin-sdk's plain-text 500.
+///
+/// Order: the request is admitted (liveness, authentication, route, rate limit,
+/// permission: see `admit`) on its method, path and headers alone, and only then is its
+/// body read, at most `kg_http::body::MAX_BODY_BYTES` of it (more is 413). So an anonymous
+/// or refused caller gets its 401/403/404/405/429 without the instance buffering a byte of
+/// its body, and every admitted request, on every route, has its body read whole or
+/// refused with a JSON error before its handler runs.
 #[http_component]
-async fn handle(request: Request, response_out: ResponseOutparam) {
+async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
+    let mut request = Request::builder()
+        .method(incoming.method())
+        .uri(incoming.uri())
+        .headers(incoming.headers())
+        .build();
     let mut ctx = headers::Context {
         allowed_origin: headers::allowed_origin(&request),
         anonymous_mode: kg_spin::variable("auth_mode").is_ok_and(|m| m.trim() == "none"),
@@ -34,9 +49,13 @@ async fn handle(request: Request, response_out: ResponseOutparam) {
         return send(response_out, response).await;
     }
     let reply = match admit(&request, &mut ctx) {
-        Ok((route, who)) => {
-            dispatch(&request, route, who).unwrap_or_else(|e| Reply::Full(error_response(&e)))
-        }
+        Ok((route, who)) => match read_body(incoming, &request).await {
+            Ok(body) => {
+                *request.body_mut() = body;
+                dispatch(&request, route, who).unwrap_or_else(|e| Reply::Full(error_response(&e)))
+            }
+            Err(e) => Reply::Full(error_response(&e)),
+        },
         Err(response) => Reply::Full(response),
     };
     let extra = headers::common(&ctx);
@@ -50,6 +69,30 @@ async fn handle(request: Request, response_out: ResponseOutparam) {
         Reply::Batch(execution, run) => actions::stream(execution, run, &extra, response_out).await,
         Reply::Chat(body, who) => agent::stream(body, who, &extra, response_out).await,
     }
+}
+
+/// The request's body, read to its end: 413 past `MAX_BODY_BYTES` (at once when
+/// `Content-Length` declares more), 400 `malformed_body` when the host reports the body
+/// broken. The host's error is logged (its first line: the rest is the host's own
+/// backtrace), never answered: it names internal types.
+async fn read_body(incoming: IncomingRequest, head: &Request) -> Result<Vec<u8>, ApiError> {
+    use futures::StreamExt;
+    let declared = head.header("content-length").and_then(|v| v.as_str());
+    let mut reader = kg_http::body::BodyReader::new(declared)?;
+    let mut stream = std::pin::pin!(incoming.into_body_stream());
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(chunk) => reader.push(&chunk)?,
+            Err(e) => {
+                eprintln!(
+                    "dispatcher: the request body could not be read: {}",
+                    e.to_debug_string().lines().next().unwrap_or_default()
+                );
+                return Err(kg_http::body::malformed_body());
+            }
+        }
+    }
+    Ok(reader.finish())
 }
 
 enum Reply {

@@ -96,7 +96,8 @@ fn security_headers(headers: &mut Vec<(&'static str, String)>) {
     headers.push(("x-frame-options", "DENY".into()));
 }
 
-fn error(status: u16, code: &str, message: &str) -> Reply {
+/// A JSON error, `{"error": {"code", "message"}}`, with the security headers.
+pub fn error(status: u16, code: &str, message: &str) -> Reply {
     let body = format!(
         "{{\"error\":{{\"code\":\"{code}\",\"message\":\"{}\"}}}}",
         message.replace('\\', "\\\\").replace('"', "\\\"")

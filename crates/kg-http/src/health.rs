@@ -5,8 +5,71 @@ use kg_wit::types::ComponentStatus;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-/// Key under which the health check records its own probes in the KV store.
+/// Key of the record of the latest probe (how many so far, when). Informational only:
+/// concurrent checks may overwrite each other's record, and nothing is compared with it.
 pub const KV_PROBE_KEY: &str = "health:probe";
+
+/// Prefix of each check's own round-trip key, `health:check:<unique suffix>`: written, read
+/// back and deleted by that one check, so concurrent checks (on one instance or many
+/// sharing a store) never read each other's values.
+pub const KV_CHECK_PREFIX: &str = "health:check:";
+
+/// The round-trip key of one check.
+pub fn kv_check_key(unique_suffix: &str) -> String {
+    format!("{KV_CHECK_PREFIX}{unique_suffix}")
+}
+
+/// The key-value operations the health check needs (Spin's store in the dispatcher, a
+/// map in tests). Errors are the store's own words.
+pub trait KvStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String>;
+    fn set(&self, key: &str, value: &[u8]) -> Result<(), String>;
+    fn delete(&self, key: &str) -> Result<(), String>;
+}
+
+/// One check of the store: reads the latest probe record, writes this check's record
+/// under its own key (`kv_check_key(unique_suffix)`), reads it back, deletes it, then
+/// records it as the latest probe. A failure names the operation that failed.
+pub fn kv_round_trip(
+    store: &impl KvStore,
+    name: &str,
+    unique_suffix: &str,
+    now_unix_ms: u64,
+) -> KvHealth {
+    let failed = |reason: String| KvHealth::Failed {
+        store: name.into(),
+        reason,
+    };
+    let previous = match store.get(KV_PROBE_KEY) {
+        Ok(previous) => previous,
+        Err(e) => return failed(format!("get: {e}")),
+    };
+    let (probe, previous) = KvProbe::next(previous.as_deref(), now_unix_ms);
+    let bytes = probe.to_bytes();
+    let key = kv_check_key(unique_suffix);
+    if let Err(e) = store.set(&key, &bytes) {
+        return failed(format!("set: {e}"));
+    }
+    let read = store.get(&key);
+    // Deleted whatever the read gave, so a failed check leaves nothing behind either.
+    let deleted = store.delete(&key);
+    match read {
+        Ok(Some(read)) if read == bytes => {}
+        Ok(_) => return failed("read back a different value than written".into()),
+        Err(e) => return failed(format!("get after set: {e}")),
+    }
+    if let Err(e) = deleted {
+        return failed(format!("delete: {e}"));
+    }
+    if let Err(e) = store.set(KV_PROBE_KEY, &bytes) {
+        return failed(format!("set: {e}"));
+    }
+    KvHealth::Ok {
+        store: name.into(),
+        probe,
+        previous,
+    }
+}
 
 /// What the health check writes to the KV store on every call: how many probes so far and
 /// when the last one ran. Reading back the previous record proves the store persists.
@@ -160,6 +223,94 @@ mod tests {
         assert_eq!(prev, Some(first));
         let (restart, prev) = KvProbe::next(Some(b"garbage"), 1);
         assert_eq!((restart.count, prev), (1, None));
+    }
+
+    /// A map behind a lock, with an optional fault.
+    #[derive(Default)]
+    struct MapStore {
+        map: std::sync::Mutex<std::collections::HashMap<String, Vec<u8>>>,
+        /// Every `get` of a check key answers these bytes instead (a store that loses writes).
+        corrupt: Option<Vec<u8>>,
+        fail_delete: bool,
+    }
+
+    impl KvStore for MapStore {
+        fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+            if let Some(bytes) = &self.corrupt
+                && key.starts_with(KV_CHECK_PREFIX)
+            {
+                return Ok(Some(bytes.clone()));
+            }
+            Ok(self.map.lock().unwrap().get(key).cloned())
+        }
+        fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+            self.map
+                .lock()
+                .unwrap()
+                .insert(key.to_string(), value.to_vec());
+            Ok(())
+        }
+        fn delete(&self, key: &str) -> Result<(), String> {
+            if self.fail_delete {
+                return Err("access denied".into());
+            }
+            self.map.lock().unwrap().remove(key);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_round_trip_counts_probes_and_leaves_only_the_latest_record() {
+        let store = MapStore::default();
+        let first = kv_round_trip(&store, "default", "a", 10);
+        let second = kv_round_trip(&store, "default", "b", 20);
+        assert!(matches!(first, KvHealth::Ok { probe, previous: None, .. } if probe.count == 1));
+        assert!(
+            matches!(second, KvHealth::Ok { probe, previous: Some(p), .. } if probe.count == 2 && p.at_unix_ms == 10)
+        );
+        let keys: Vec<String> = store.map.lock().unwrap().keys().cloned().collect();
+        assert_eq!(keys, vec![KV_PROBE_KEY.to_string()]);
+    }
+
+    #[test]
+    fn a_lost_write_or_a_failed_delete_is_a_failure_naming_it() {
+        let store = MapStore {
+            corrupt: Some(b"other".to_vec()),
+            ..MapStore::default()
+        };
+        let KvHealth::Failed { reason, .. } = kv_round_trip(&store, "default", "a", 1) else {
+            panic!("a store answering other bytes is healthy");
+        };
+        assert_eq!(reason, "read back a different value than written");
+        let store = MapStore {
+            fail_delete: true,
+            ..MapStore::default()
+        };
+        let KvHealth::Failed { reason, .. } = kv_round_trip(&store, "default", "a", 1) else {
+            panic!("a store that cannot delete is healthy");
+        };
+        assert_eq!(reason, "delete: access denied");
+    }
+
+    /// 200 checks at once on one store, interleaved at every operation: each reads back
+    /// its own key, so none fails (with one shared key, a check could read another's).
+    #[test]
+    fn concurrent_checks_never_fail_each_other() {
+        let store = MapStore::default();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..200u64)
+                .map(|i| {
+                    let store = &store;
+                    scope.spawn(move || kv_round_trip(store, "default", &format!("{i}"), i))
+                })
+                .collect();
+            for handle in handles {
+                let health = handle.join().unwrap();
+                assert!(matches!(health, KvHealth::Ok { .. }), "{health:?}");
+            }
+        });
+        let keys: Vec<String> = store.map.lock().unwrap().keys().cloned().collect();
+        assert_eq!(keys, vec![KV_PROBE_KEY.to_string()]);
     }
 
     #[test]
