@@ -517,6 +517,52 @@ async fn a_repeated_idempotency_key_replays_and_writes_nothing() {
     assert_eq!(r["successes"][0]["replayed"], true, "{r}");
 }
 
+/// A key repeated after its action was undone answers with the current truth: the
+/// recorded success, marked undone, with who undid it and when; nothing runs again.
+#[tokio::test]
+async fn a_replay_after_undo_says_the_change_was_undone() {
+    let stack = Stack::start().await.unwrap();
+    let orders = acme_orders(&stack).await;
+    let order = orders.iter().find(|o| o.1 == "approved").unwrap().0.clone();
+    let body = json!({"entity_ids": [order], "idempotency_key": "pay-then-undo"});
+    let path = "/actions/PurchaseOrder/makePayment/execute";
+    let (_, first) = post(&stack.host, path, body.clone()).await;
+    assert_eq!(first["succeeded"], 1, "{first}");
+    assert!(first["successes"][0].get("undone").is_none(), "{first}");
+    let log_id = first["successes"][0]["log_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, undo) = post(
+        &stack.host,
+        &format!("/actions/log/{log_id}/undo"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 200, "{undo}");
+
+    let (status, again) = post(&stack.host, path, body).await;
+    assert_eq!(status, 200, "{again}");
+    let replay = &again["successes"][0];
+    assert_eq!(replay["replayed"], true, "{again}");
+    assert_eq!(replay["undone"], true, "{again}");
+    assert_eq!(replay["undone_by"], "admin", "{again}");
+    assert_eq!(replay["undo_log_id"], undo["log_id"], "{again}");
+    assert!(
+        replay["undone_at"].as_str().is_some_and(|t| t.len() >= 20),
+        "{again}"
+    );
+    assert_eq!(
+        strings(
+            &stack,
+            &format!("MATCH (o:PurchaseOrder {{id: '{order}'}}) RETURN o.status")
+        )
+        .await,
+        ["approved"],
+        "the replay did not pay again"
+    );
+}
+
 #[tokio::test]
 async fn the_log_pages_and_undo_reverts_only_unchanged_entities() {
     let stack = Stack::start().await.unwrap();

@@ -491,6 +491,11 @@ function PlanCard({ t, turn, onDecide }: { t: Strings; turn: Turn; onDecide: (ok
             <span class="bad">
               {p.failed} {t.failed}
             </span>{' '}
+            {p.unknown > 0 && (
+              <>
+                · <span class="warn">{p.unknown} {t.unknown}</span>{' '}
+              </>
+            )}
             · {pending} {t.pending}
           </p>
         </div>

@@ -48,7 +48,7 @@ describe('reduce', () => {
     ]);
     expect(s.plan?.target_count).toBe(3);
     expect(s.approval).toEqual({ token: 'tok', reason: 'batch of 3' });
-    expect(s.progress).toEqual({ completed: 0, total: 3, succeeded: 0, failed: 0 });
+    expect(s.progress).toEqual({ completed: 0, total: 3, succeeded: 0, failed: 0, unknown: 0 });
     s = run([
       ['action_plan', { plan }],
       ['action_progress', { completed: 1, total: 3, entity_id: 'A', success: true }],
@@ -56,11 +56,25 @@ describe('reduce', () => {
       ['action_error', { entity_id: 'B', success: false, error: 'Insufficient funds', reason: 'precondition_failed' }],
       ['action_progress', { completed: 3, total: 3, entity_id: 'C', success: true }],
     ]);
-    expect(s.progress).toEqual({ completed: 3, total: 3, succeeded: 2, failed: 1 });
+    expect(s.progress).toEqual({ completed: 3, total: 3, succeeded: 2, failed: 1, unknown: 0 });
     expect(s.failures).toEqual([{ entity_id: 'B', reason: 'precondition_failed', error: 'Insufficient funds' }]);
     s = reduce(s, 'action_complete', JSON.stringify({ results: { total: 3, succeeded: 2, failed: 1, successes: [{}, {}], failures: [{}] } }), 99);
     expect(s.report).toBeDefined();
-    expect(s.progress).toEqual({ completed: 3, total: 3, succeeded: 2, failed: 1 });
+    expect(s.progress).toEqual({ completed: 3, total: 3, succeeded: 2, failed: 1, unknown: 0 });
+  });
+
+  it('counts an unknown outcome apart from the failures', () => {
+    const plan = { entity_type: 'PurchaseOrder', action_name: 'makePayment', target_count: 2, targets: [], parameters: {} };
+    let s = run([
+      ['action_plan', { plan }],
+      ['action_progress', { completed: 1, total: 2, entity_id: 'A', success: false }],
+      ['action_error', { entity_id: 'A', success: false, error: 'outcome unknown: …', reason: 'unknown' }],
+      ['action_progress', { completed: 2, total: 2, entity_id: 'B', success: false }],
+      ['action_error', { entity_id: 'B', success: false, error: 'not sent', reason: 'not_attempted' }],
+    ]);
+    expect(s.progress).toEqual({ completed: 2, total: 2, succeeded: 0, failed: 1, unknown: 1 });
+    s = reduce(s, 'action_complete', JSON.stringify({ results: { total: 2, succeeded: 0, failed: 1, unknown: 1, successes: [], failures: [{}, {}] } }), 99);
+    expect(s.progress).toEqual({ completed: 2, total: 2, succeeded: 0, failed: 1, unknown: 1 });
   });
 
   it('keeps going past malformed and unknown events', () => {
@@ -105,9 +119,9 @@ describe('reduce', () => {
   });
 
   it('counts reports by their lists', () => {
-    expect(reportCounts({ total: 5, succeeded: 3, failed: 2, successes: [1, 2, 3], failures: [1, 2] })).toEqual({ completed: 5, total: 5, succeeded: 3, failed: 2 });
-    expect(reportCounts({ total: 500, succeeded: 400, failed: 100, successes: [], failures: [] })).toEqual({ completed: 500, total: 500, succeeded: 400, failed: 100 });
-    expect(reportCounts({ successes: [1], failures: [1, 2] })).toEqual({ completed: 3, total: 3, succeeded: 1, failed: 2 });
+    expect(reportCounts({ total: 5, succeeded: 3, failed: 2, successes: [1, 2, 3], failures: [1, 2] })).toEqual({ completed: 5, total: 5, succeeded: 3, failed: 2, unknown: 0 });
+    expect(reportCounts({ total: 500, succeeded: 400, failed: 100, successes: [], failures: [] })).toEqual({ completed: 500, total: 500, succeeded: 400, failed: 100, unknown: 0 });
+    expect(reportCounts({ successes: [1], failures: [1, 2] })).toEqual({ completed: 3, total: 3, succeeded: 1, failed: 2, unknown: 0 });
     expect(reportCounts(null)).toBeUndefined();
   });
 });

@@ -51,7 +51,10 @@ export interface Progress {
   completed: number;
   total: number;
   succeeded: number;
+  /** Certainly not applied. */
   failed: number;
+  /** Sent but never answered, and not settled from the action log: may have been applied (never twice). */
+  unknown: number;
 }
 
 export type TurnStatus = 'streaming' | 'done' | 'error' | 'incomplete' | 'stopped';
@@ -131,8 +134,9 @@ export function reportCounts(report: unknown): Progress | undefined {
   const count = (n: unknown, list: unknown) => (typeof n === 'number' ? num(n) : Array.isArray(list) ? list.length : 0);
   const succeeded = count(report.succeeded, report.successes);
   const failed = count(report.failed, report.failures);
-  const total = num(report.total, succeeded + failed);
-  return { completed: succeeded + failed, total, succeeded, failed };
+  const unknown = num(report.unknown, 0);
+  const total = num(report.total, succeeded + failed + unknown);
+  return { completed: succeeded + failed + unknown, total, succeeded, failed, unknown };
 }
 
 export function reduce(state: TurnState, event: string, data: string, now: number): TurnState {
@@ -192,7 +196,7 @@ export function reduce(state: TurnState, event: string, data: string, now: numbe
     }
     case 'action_plan': {
       const plan = parsePlan(p.plan ?? p);
-      return { ...state, plan, progress: plan ? { completed: 0, total: plan.target_count, succeeded: 0, failed: 0 } : state.progress };
+      return { ...state, plan, progress: plan ? { completed: 0, total: plan.target_count, succeeded: 0, failed: 0, unknown: 0 } : state.progress };
     }
     case 'approval_required':
       return {
@@ -201,7 +205,7 @@ export function reduce(state: TurnState, event: string, data: string, now: numbe
         plan: state.plan ?? parsePlan(p.plan),
       };
     case 'action_progress': {
-      const prev = state.progress ?? { completed: 0, total: 0, succeeded: 0, failed: 0 };
+      const prev = state.progress ?? { completed: 0, total: 0, succeeded: 0, failed: 0, unknown: 0 };
       const ok = p.success === true;
       return {
         ...state,
@@ -210,12 +214,18 @@ export function reduce(state: TurnState, event: string, data: string, now: numbe
           total: num(p.total, prev.total),
           succeeded: prev.succeeded + (ok ? 1 : 0),
           failed: prev.failed + (ok ? 0 : 1),
+          unknown: prev.unknown,
         },
       };
     }
     case 'action_error':
       return {
         ...state,
+        // The progress event before it counted it failed; an unknown outcome is not a failure.
+        progress:
+          p.reason === 'unknown' && state.progress && state.progress.failed > 0
+            ? { ...state.progress, failed: state.progress.failed - 1, unknown: state.progress.unknown + 1 }
+            : state.progress,
         failures: [...state.failures, { entity_id: str(p.entity_id), reason: str(p.reason), error: str(p.error, str(p.message)) }],
       };
     case 'action_complete': {

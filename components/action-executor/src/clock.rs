@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-pub use kg_spin::clock::{monotonic_ms, now_rfc3339, unique_id};
+pub use kg_spin::clock::{epoch_ms, monotonic_ms, now_rfc3339, unique_id};
 
 /// Completes `ms` milliseconds after it is created.
 pub fn sleep(ms: u32) -> kg_spin::Sleep {

@@ -9,7 +9,7 @@ mod clock;
 mod runner;
 mod spec;
 
-use kg_actions::batch::{Batch, BatchOptions};
+use kg_actions::batch::{Batch, BatchOptions, Guards};
 use kg_actions::catalog::resolve_parameters;
 use kg_actions::log::{entries_statement, page_statement, records, undo_statement};
 use kg_actions::outcome::validations;
@@ -315,6 +315,7 @@ impl Guest for ActionExecutor {
             failure: None,
             log_id: Some(undo_id),
             replayed: false,
+            undone: None,
         })
     }
 
@@ -396,16 +397,21 @@ fn start(request: ExecutionRequest) -> Result<Run, Error> {
         (None, Some(k)) => k,
         (None, None) => clock::unique_id("KEY"),
     };
+    let guards = batch_guards();
     let batch = Batch::new(
         &action.entity,
         &action.name,
         &request.entity_ids,
         &clock::unique_id("LOG"),
         options,
-    );
+    )
+    .with_guards(guards);
+    // The graph aborts a chunk's statement past half its timeout (at least 1 s: the
+    // Query API counts whole seconds), so an unanswered chunk settles (see `runner`).
+    let limit = std::time::Duration::from_millis(u64::from(options.chunk_timeout_ms / 2));
     let shared = Shared {
         plan: ActionPlan::new(&catalog, action),
-        client: client()?,
+        client: client()?.with_max_execution_time(Some(limit)),
         run: RunContext {
             idempotency_key: key,
             parameters,
@@ -413,8 +419,25 @@ fn start(request: ExecutionRequest) -> Result<Run, Error> {
             now: clock::now_rfc3339(),
         },
         chunk_timeout_ms: options.chunk_timeout_ms,
+        clock_skew_ms: setting("action_clock_skew_ms", 1_000, 60_000),
     };
     Ok(Run::new(shared, batch))
+}
+
+/// When a batch gives up: `action_batch_deadline_ms` after it starts (no chunk starts
+/// later), and after `action_breaker_failures` consecutive chunk attempts the graph did not
+/// answer (0 turns the breaker off).
+fn batch_guards() -> Guards {
+    let deadline = setting("action_batch_deadline_ms", 300_000, 3_600_000);
+    Guards {
+        deadline_ms: Some(clock::monotonic_ms() + u64::from(deadline)),
+        breaker_after: setting("action_breaker_failures", 3, 1_000),
+    }
+}
+
+/// A numeric operator setting (default when unset or not a number), capped at `max`.
+fn setting(name: &str, default: u32, max: u32) -> u32 {
+    kg_spin::number_variable(name, u64::from(default)).min(u64::from(max)) as u32
 }
 
 /// Distinct ids in request order.

@@ -5,10 +5,9 @@ use crate::catalog::{Catalog, LOCK_PROPERTY};
 use crate::expr::quote;
 use crate::outcome::json_of;
 use crate::statement::Statement;
-use kg_wit::types::PropertyChange;
+use kg_wit::types::{EntityOutcome, PropertyChange, UndoInfo};
 use neo4j_client::{QueryResult, Value};
 use serde_json::{Map, Value as Json, json};
-use std::collections::BTreeMap;
 
 /// One recorded change of a log entry, as stored on its `CHANGED` relationship.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,14 +43,63 @@ pub struct LogRecord {
     pub actor: Option<String>,
     pub at: String,
     pub undone_by: Option<String>,
+    /// Who ran the undo recorded in `undone_by`, and when (RFC 3339).
+    pub undone_actor: Option<String>,
+    pub undone_at: Option<String>,
     pub changes: Vec<RecordedChange>,
+}
+
+impl LogRecord {
+    /// The undo of this entry, if it was undone.
+    pub fn undo_info(&self) -> Option<UndoInfo> {
+        self.undone_by.as_ref().map(|id| UndoInfo {
+            log_id: id.clone(),
+            actor: self.undone_actor.clone(),
+            at: self.undone_at.clone().unwrap_or_default(),
+        })
+    }
+
+    /// The success this entry records, as the outcome of its entity: `replayed` when it
+    /// answers a repeated request; with the undo, when there was one, because a replay
+    /// tells the current truth.
+    pub fn applied_outcome(&self, replayed: bool) -> EntityOutcome {
+        EntityOutcome {
+            entity_id: self.entity_id.clone(),
+            success: true,
+            changes: self.changes.iter().map(RecordedChange::to_wit).collect(),
+            failure: None,
+            log_id: Some(self.id.clone()),
+            replayed,
+            undone: self.undo_info(),
+        }
+    }
 }
 
 const RETURN_ENTRY: &str = "RETURN log.`id` AS id, log.`entity_type` AS entity_type, \
      log.`action_name` AS action_name, log.`entity_id` AS entity_id, log.`parameters` AS parameters, \
      log.`idempotency_key` AS idempotency_key, log.`actor` AS actor, log.`at` AS at, \
-     log.`undone_by` AS undone_by, \
+     log.`undone_by` AS undone_by, undo.`actor` AS undone_actor, undo.`at` AS undone_at, \
      [c IN changes WHERE c IS NOT NULL | [c.`seq`, c.`entity_id`, c.`property`, c.`before`, c.`after`, c.`delta`]] AS changes";
+
+/// The undo entry of `log`, if any (at most one: an undo requires `undone_by` unset).
+const WITH_UNDO: &str = "OPTIONAL MATCH (u:`ActionLog`)-[:`UNDOES`]->(log)\n\
+     WITH log, changes, head(collect(u)) AS undo\n";
+
+/// READ: the entries recorded under these execution keys (one per entity and
+/// idempotency key; see `statement::execution_key`), to settle unanswered attempts.
+pub fn executions_statement(execution_keys: &[String]) -> Statement {
+    let mut params = Map::new();
+    params.insert("keys".into(), json!(execution_keys));
+    params.insert("limit".into(), json!(execution_keys.len()));
+    Statement {
+        text: format!(
+            "MATCH (log:`ActionLog`) WHERE log.`execution_key` IN $keys\n\
+             OPTIONAL MATCH (log)-[c:`CHANGED`]->()\n\
+             WITH log, collect(c) AS changes\n{WITH_UNDO}{RETURN_ENTRY}\nLIMIT $limit"
+        ),
+        params,
+    }
+}
 
 /// READ: the entries with these ids and their changes.
 pub fn entries_statement(log_ids: &[String]) -> Statement {
@@ -62,7 +110,7 @@ pub fn entries_statement(log_ids: &[String]) -> Statement {
         text: format!(
             "MATCH (log:`ActionLog`) WHERE log.`id` IN $ids\n\
              OPTIONAL MATCH (log)-[c:`CHANGED`]->()\n\
-             WITH log, collect(c) AS changes\n{RETURN_ENTRY}\nLIMIT $limit"
+             WITH log, collect(c) AS changes\n{WITH_UNDO}{RETURN_ENTRY}\nLIMIT $limit"
         ),
         params,
     }
@@ -82,7 +130,7 @@ pub fn page_statement(cursor: Option<(&str, &str)>, limit: u32) -> Statement {
              WHERE NOT $has_cursor OR log.`at` < $at OR (log.`at` = $at AND log.`id` < $id)\n\
              WITH log ORDER BY log.`at` DESC, log.`id` DESC LIMIT $limit\n\
              OPTIONAL MATCH (log)-[c:`CHANGED`]->()\n\
-             WITH log, collect(c) AS changes\n{RETURN_ENTRY}\n\
+             WITH log, collect(c) AS changes\n{WITH_UNDO}{RETURN_ENTRY}\n\
              ORDER BY at DESC, id DESC"
         ),
         params,
@@ -123,6 +171,8 @@ pub fn records(result: &QueryResult) -> Vec<LogRecord> {
                 actor: text(row.get("actor")),
                 at: text(row.get("at")).unwrap_or_default(),
                 undone_by: text(row.get("undone_by")),
+                undone_actor: text(row.get("undone_actor")),
+                undone_at: text(row.get("undone_at")),
                 changes,
             }
         })
@@ -244,17 +294,4 @@ pub fn undo_statement(
     params.insert("actor".into(), actor.map_or(Json::Null, |a| json!(a)));
     params.insert("now".into(), json!(now));
     Ok(Statement { text, params })
-}
-
-/// Recorded changes by log id (for replayed outcomes).
-pub fn changes_by_log(records: &[LogRecord]) -> BTreeMap<String, Vec<PropertyChange>> {
-    records
-        .iter()
-        .map(|r| {
-            (
-                r.id.clone(),
-                r.changes.iter().map(RecordedChange::to_wit).collect(),
-            )
-        })
-        .collect()
 }

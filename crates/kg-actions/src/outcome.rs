@@ -32,6 +32,8 @@ pub struct Replay {
 pub enum RowOutcome {
     Done(EntityOutcome),
     Replayed(Replay),
+    /// The statement started after its `not_after`: nothing was applied for this entity.
+    Expired(String),
 }
 
 fn field<'a>(row: &'a BTreeMap<String, Value>, name: &str) -> &'a Value {
@@ -119,6 +121,7 @@ pub fn failed(id: &str, failure: Failure) -> EntityOutcome {
         failure: Some(failure),
         log_id: None,
         replayed: false,
+        undone: None,
     }
 }
 
@@ -134,6 +137,9 @@ pub fn executions(plan: &ActionPlan, result: &QueryResult) -> Vec<RowOutcome> {
                     entity_id: id,
                     log_id,
                 });
+            }
+            if matches!(field(row, "expired"), Value::Boolean(true)) {
+                return RowOutcome::Expired(id);
             }
             if !matches!(field(row, "found"), Value::Boolean(true)) {
                 return RowOutcome::Done(failed(&id, not_found(plan, &id)));
@@ -162,6 +168,7 @@ pub fn executions(plan: &ActionPlan, result: &QueryResult) -> Vec<RowOutcome> {
                     failure: None,
                     log_id: text(field(row, "log_id")),
                     replayed: false,
+                    undone: None,
                 });
             }
             let passed = bools(field(row, "checks"));

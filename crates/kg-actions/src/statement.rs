@@ -188,8 +188,15 @@ impl ActionPlan {
     }
 
     /// The write: per item `{id, log_id}`, lock, look up a prior execution under the same
-    /// key, check, apply, log. `run` holds the parameters shared by the whole request.
-    pub fn execute_statement(&self, items: &[(String, String)], run: &RunContext) -> Statement {
+    /// key, check, apply, log. `run` holds the parameters shared by the whole request;
+    /// `not_after_ms` (epoch ms) is the latest start on the graph's clock at which the
+    /// statement may still apply anything.
+    pub fn execute_statement(
+        &self,
+        items: &[(String, String)],
+        run: &RunContext,
+        not_after_ms: i64,
+    ) -> Statement {
         let mut params = self.base_params.clone();
         let this = variable("this");
 
@@ -241,9 +248,13 @@ impl ActionPlan {
             .enumerate()
             .map(|(i, v)| format!(", {v} AS created{i}"))
             .collect();
+        // `timestamp()` is the statement's start on the graph's clock: a statement that
+        // starts after `$not_after` (say, one queued while the graph was frozen) applies
+        // nothing, so once the caller's deadline and the server's execution limit have
+        // passed, the action log tells for certain whether an unanswered attempt applied.
         text.push_str(&format!(
-            "WITH {bound}, prior, {} AS checks\n\
-             WITH {bound}, prior, checks, ({this} IS NOT NULL AND prior IS NULL AND all(c IN checks WHERE c)) AS ok, \
+            "WITH {bound}, prior, {} AS checks, timestamp() > $not_after AS expired\n\
+             WITH {bound}, prior, checks, expired, ({this} IS NOT NULL AND prior IS NULL AND NOT expired AND all(c IN checks WHERE c)) AS ok, \
              [{}] AS before, [{}] AS after, [{}] AS keys{}\n",
             self.checks_list(),
             sets_before.join(", "),
@@ -324,8 +335,8 @@ impl ActionPlan {
             body.join("\n  ")
         ));
         text.push_str(&format!(
-            "RETURN {this} IS NOT NULL AS found, prior.`id` AS prior_log, checks, ok, before, after, keys\n}}\n\
-             RETURN item.id AS id, item.log_id AS log_id, found, prior_log, checks, ok, before, after, keys"
+            "RETURN {this} IS NOT NULL AS found, prior.`id` AS prior_log, checks, ok, expired, before, after, keys\n}}\n\
+             RETURN item.id AS id, item.log_id AS log_id, found, prior_log, checks, ok, expired, before, after, keys"
         ));
 
         let mut values = params.values;
@@ -341,6 +352,7 @@ impl ActionPlan {
             ),
         );
         values.insert("key".into(), json!(run.idempotency_key));
+        values.insert("not_after".into(), json!(not_after_ms));
         values.insert(
             "action".into(),
             json!(format!("{}.{}", self.action.entity, self.action.name)),

@@ -60,7 +60,13 @@ fn the_demo_catalog_loads() {
         actor: None,
         now: "2026-11-23T04:00:00.000Z".into(),
     };
-    let s = plan.execute_statement(&[("PO-0001".into(), "L-0".into())], &run);
+    let s = plan.execute_statement(&[("PO-0001".into(), "L-0".into())], &run, 1_795_000_000_000);
+    assert_eq!(s.params["not_after"], 1_795_000_000_000i64);
+    assert!(
+        s.text.contains("timestamp() > $not_after AS expired"),
+        "{}",
+        s.text
+    );
     assert!(
         s.text.starts_with("UNWIND $items AS item\nCALL {"),
         "{}",

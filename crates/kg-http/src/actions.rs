@@ -172,6 +172,8 @@ fn reason(r: FailureReason) -> &'static str {
         FailureReason::Timeout => "timeout",
         FailureReason::Cancelled => "cancelled",
         FailureReason::Error => "error",
+        FailureReason::Unknown => "unknown",
+        FailureReason::NotAttempted => "not_attempted",
     }
 }
 
@@ -184,6 +186,13 @@ pub fn outcome_json(o: &EntityOutcome) -> Value {
     });
     if o.success {
         v["changes"] = o.changes.iter().map(change_json).collect();
+    }
+    // A replay tells the current truth: the change it recorded was undone since.
+    if let Some(undo) = &o.undone {
+        v["undone"] = json!(true);
+        v["undone_by"] = json!(undo.actor);
+        v["undone_at"] = json!(undo.at);
+        v["undo_log_id"] = json!(undo.log_id);
     }
     if let Some(f) = &o.failure {
         v["error"] = json!(f.message);
@@ -201,6 +210,7 @@ pub fn summary_json(s: &BatchSummary) -> Value {
         "total": s.total,
         "succeeded": s.succeeded,
         "failed": s.failed,
+        "unknown": s.unknown,
         "successes": s.successes.iter().map(outcome_json).collect::<Vec<_>>(),
         "failures": s.failures.iter().map(outcome_json).collect::<Vec<_>>(),
         "duration_ms": s.duration_ms,
@@ -414,6 +424,7 @@ mod tests {
             total: 2,
             succeeded: 1,
             failed: 1,
+            unknown: 0,
             successes: vec![EntityOutcome {
                 entity_id: "PO-1".into(),
                 success: true,
@@ -426,6 +437,7 @@ mod tests {
                 failure: None,
                 log_id: Some("L-1".into()),
                 replayed: false,
+                undone: None,
             }],
             failures: vec![EntityOutcome {
                 entity_id: "PO-2".into(),
@@ -438,6 +450,7 @@ mod tests {
                 }),
                 log_id: None,
                 replayed: false,
+                undone: None,
             }],
             duration_ms: 3,
         };

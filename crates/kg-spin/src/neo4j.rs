@@ -106,8 +106,9 @@ fn transport_error(e: SendError) -> TransportError {
             | ErrorCode::DestinationIpProhibited
             | ErrorCode::DestinationIpUnroutable
             | ErrorCode::ConnectionRefused
-            | ErrorCode::ConnectionTerminated
             | ErrorCode::ConnectionLimitReached => TransportErrorKind::Connect,
+            // The connection closed after the request may have been sent: not `Connect`,
+            // which promises nothing reached the graph (the action executor relies on it).
             _ => TransportErrorKind::Other,
         },
         _ => TransportErrorKind::Other,

@@ -30,6 +30,20 @@ pub fn batch_report(batch: &BatchSummary, language: Language) -> String {
             batch.failed
         ));
     }
+    if batch.unknown > 0 {
+        // Never counted as failed: they may have been applied (never twice).
+        out.push_str(&if zh {
+            format!(
+                "结果未知: {} 个（可能已执行，绝不会重复执行；见下方说明）\n",
+                batch.unknown
+            )
+        } else {
+            format!(
+                "Outcome unknown: {} (may have been applied, never twice; see below)\n",
+                batch.unknown
+            )
+        });
+    }
     if !batch.failures.is_empty() {
         out.push_str(if zh { "失败明细:\n" } else { "Failures:\n" });
         for outcome in &batch.failures {
@@ -65,6 +79,18 @@ pub fn batch_report(batch: &BatchSummary, language: Language) -> String {
         .chain(&batch.failures)
         .filter(|o| o.replayed)
         .count();
+    let undone = batch
+        .successes
+        .iter()
+        .filter(|o| o.undone.is_some())
+        .count();
+    if undone > 0 {
+        out.push_str(&if zh {
+            format!("其中 {undone} 个此前已执行的结果已被撤销，目前不再生效。\n")
+        } else {
+            format!("{undone} of them were undone since, and are no longer in effect.\n")
+        });
+    }
     if replayed > 0 {
         out.push_str(&if zh {
             format!("其中 {replayed} 个结果为此前已记录的执行结果（幂等重放），本次未重复执行。\n")
@@ -97,6 +123,10 @@ fn reason(outcome: &EntityOutcome, zh: bool) -> String {
         (FailureReason::Cancelled, false) => "cancelled",
         (FailureReason::Error, true) => "错误",
         (FailureReason::Error, false) => "error",
+        (FailureReason::Unknown, true) => "结果未知",
+        (FailureReason::Unknown, false) => "outcome unknown",
+        (FailureReason::NotAttempted, true) => "未执行",
+        (FailureReason::NotAttempted, false) => "not attempted",
     };
     let message = failure.message.trim();
     match (&failure.precondition, message.is_empty()) {

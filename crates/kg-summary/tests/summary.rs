@@ -61,6 +61,7 @@ fn outcome(id: &str, failure: Option<(FailureReason, &str, Option<&str>)>) -> En
         }),
         log_id: None,
         replayed: false,
+        undone: None,
     }
 }
 
@@ -71,6 +72,7 @@ fn batch() -> BatchSummary {
         total: 4,
         succeeded: 2,
         failed: 2,
+        unknown: 0,
         successes: vec![outcome("PO-0001", None), outcome("PO-0002", None)],
         failures: vec![
             outcome(
@@ -273,7 +275,7 @@ proptest! {
         let failures: Vec<_> = (0..n_fail).map(|i| outcome(&format!("PO-9{i:03}"), Some((FailureReason::Conflict, "changed concurrently", None)))).collect();
         let batch = BatchSummary {
             entity_type: "PurchaseOrder".into(), action_name: "approve".into(),
-            total: (n_ok + n_fail) as u32, succeeded: n_ok as u32, failed: n_fail as u32,
+            total: (n_ok + n_fail) as u32, succeeded: n_ok as u32, failed: n_fail as u32, unknown: 0,
             successes, failures, duration_ms: 1,
         };
         let report = batch_report(&batch, if zh { Language::Chinese } else { Language::English });
