@@ -5,6 +5,7 @@
 use crate::chunking::{self, Format};
 use crate::embeddings::Embed;
 use crate::errors::{graph_error, invalid};
+use crate::retry;
 use crate::schema::{self, METADATA_PREFIX};
 use kg_wit::kg::retriever::retriever::{
     ChunkingOptions, ContentType, DocumentInfo, DocumentInput, IngestReport,
@@ -59,7 +60,8 @@ pub fn chunking_options(
 
 /// Chunks, embeds (in batches) and stores a document, replacing an earlier version in the
 /// same transaction. Embedding failure is not fatal: the chunks are stored without vectors
-/// (found by BM25 only) and the report says so.
+/// (found by BM25 only) and the report says so. A transaction that loses to a concurrent
+/// write of the same id is run again ([`retry`]); one that keeps losing is a 409.
 pub fn ingest<T: Transport, E: Embed>(
     graph: &Client<T>,
     embedder: &E,
@@ -87,6 +89,7 @@ pub fn ingest<T: Transport, E: Embed>(
     };
     // Schema changes cannot share a transaction with data changes in Neo4j.
     let dimensions = embeddings.as_ref().and_then(|v| v.first()).map(Vec::len);
+    ensure_document_key(graph, &mut warnings);
     let mut ddl = schema::lookup_index_ddl().to_vec();
     ddl.push(schema::fulltext_index_ddl());
     ddl.extend(dimensions.map(schema::vector_index_ddl));
@@ -117,27 +120,49 @@ pub fn ingest<T: Transport, E: Embed>(
     for (key, value) in &input.metadata {
         document.insert(format!("{METADATA_PREFIX}{key}"), json!(value));
     }
-    let replaced = in_transaction(graph, |tx| {
-        let removed = remove(graph, tx, &input.id)?;
-        let mut params = Map::new();
-        params.insert("props".into(), Json::Object(document.clone()));
-        graph.run_in(tx, "CREATE (d:Document) SET d += $props RETURN count(d) AS created", params)?;
-        for batch in rows.chunks(CHUNKS_PER_STATEMENT) {
-            let mut params = Map::new();
-            params.insert("id".into(), json!(input.id));
-            params.insert("chunks".into(), Json::Array(batch.to_vec()));
-            graph.run_in(
-                tx,
-                "MATCH (d:Document {id: $id}) UNWIND $chunks AS c \
-                 CREATE (d)-[:HAS_CHUNK]->(:Chunk {id: c.id, text: c.text, embedding: c.embedding, position: c.position, document_id: $id}) \
-                 RETURN count(*) AS created",
-                params,
-            )?;
-        }
-        link_mentions(graph, tx, &input.id, &input.text)?;
-        Ok(removed)
-    })
-    .map_err(|e| graph_error("storing the document failed", &e))?;
+    // Concurrent writers of one id. Everything is one transaction, whatever the number of
+    // chunk statements, so a reader or another writer sees the old version or the new one,
+    // never a mix, and an attempt that fails leaves nothing behind (rolled back). Its first
+    // statement upserts the document node, which locks the document for the rest of the
+    // transaction: in Neo4j the node's write lock (or, for a new id, the unique key's lock
+    // that MERGE takes), in Grafeo the first writer's claim on the node or the key. A
+    // concurrent ingest or delete of the id therefore waits or conflicts before either
+    // touches a chunk, and a conflict rolls the loser back whole and runs it again. No
+    // delete can interleave with the chunk statements: the final state is that of the
+    // writer that committed last, the whole new version, or nothing after a delete.
+    let replaced = retry::with_retries(
+        || {
+            in_transaction(graph, |tx| {
+                let mut params = Map::new();
+                params.insert("id".into(), json!(input.id));
+                params.insert("props".into(), Json::Object(document.clone()));
+                // `SET d = $props` also drops the title and metadata of an earlier version.
+                let upserted = graph.run_in(
+                    tx,
+                    "MERGE (d:Document {id: $id}) SET d = $props RETURN count(d) AS documents",
+                    params,
+                )?;
+                let created = upserted.counters.as_ref().map_or(0, |c| c.nodes_created) > 0;
+                remove_chunks(graph, tx, &input.id)?;
+                for batch in rows.chunks(CHUNKS_PER_STATEMENT) {
+                    let mut params = Map::new();
+                    params.insert("id".into(), json!(input.id));
+                    params.insert("chunks".into(), Json::Array(batch.to_vec()));
+                    graph.run_in(
+                        tx,
+                        "MATCH (d:Document {id: $id}) UNWIND $chunks AS c \
+                         CREATE (d)-[:HAS_CHUNK]->(:Chunk {id: c.id, text: c.text, embedding: c.embedding, position: c.position, document_id: $id}) \
+                         RETURN count(*) AS created",
+                        params,
+                    )?;
+                }
+                link_mentions(graph, tx, &input.id, &input.text)?;
+                Ok(!created)
+            })
+        },
+        |n, e| retry::sleep("storing the document", n, e),
+    )
+    .map_err(|e| retry::write_error("storing the document failed", &e))?;
     Ok(IngestReport {
         document_id: input.id.clone(),
         chunks: chunks.len() as u32,
@@ -171,10 +196,33 @@ fn link_mentions<T: Transport>(
     Ok(())
 }
 
-/// Deletes a document and its chunks; false when there was none.
+/// Deletes a document and its chunks; false when there was none. Retried like
+/// [`ingest`] when it loses to a concurrent write of the id.
 pub fn delete<T: Transport>(graph: &Client<T>, id: &str) -> Result<bool, Error> {
-    in_transaction(graph, |tx| remove(graph, tx, id))
-        .map_err(|e| graph_error("deleting the document failed", &e))
+    retry::with_retries(
+        || in_transaction(graph, |tx| remove(graph, tx, id)),
+        |n, e| retry::sleep("deleting the document", n, e),
+    )
+    .map_err(|e| retry::write_error("deleting the document failed", &e))
+}
+
+/// The unique key on document ids ([`schema::DOCUMENT_KEY`]). Neo4j refuses it while the
+/// plain index of earlier versions exists: that index is dropped and the key created
+/// again; if the key still cannot be created, the plain index is kept and the report says
+/// that concurrent first ingests of one id are not guarded.
+fn ensure_document_key<T: Transport>(graph: &Client<T>, warnings: &mut Vec<String>) {
+    let run = |statement: String| graph.run(&statement, Map::new(), AccessMode::Write);
+    if run(schema::document_key_ddl()).is_ok() {
+        return;
+    }
+    let migrated =
+        run(schema::legacy_document_index_drop()).and_then(|_| run(schema::document_key_ddl()));
+    if let Err(e) = migrated {
+        let _ = run(schema::legacy_document_index_ddl());
+        warnings.push(format!(
+            "could not create the unique key on document ids, so two concurrent first ingests of one id may both be stored: {e}"
+        ));
+    }
 }
 
 /// Documents by id, at most [`MAX_LISTED`].
@@ -233,17 +281,38 @@ pub fn metadata(properties: &BTreeMap<String, Value>) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Removes the document and its chunks inside `tx`; true when the document existed.
+/// Removes the document and its chunks inside `tx`; true when the document existed. The
+/// document node is written first (a property set and removed: no trace), which locks it
+/// as [`ingest`]'s upsert does, so a concurrent writer of the id waits or conflicts on the
+/// node before either deletes a chunk. Chunks of the id without a document go too.
 fn remove<T: Transport>(graph: &Client<T>, tx: &Transaction, id: &str) -> Result<bool, Neo4jError> {
     let mut params = Map::new();
     params.insert("id".into(), json!(id));
     graph.run_in(
         tx,
-        "MATCH (c:Chunk {document_id: $id}) DETACH DELETE c",
+        "MATCH (d:Document {id: $id}) SET d._kg_lock = true REMOVE d._kg_lock \
+         RETURN count(d) AS locked",
         params.clone(),
     )?;
+    remove_chunks(graph, tx, id)?;
     let result = graph.run_in(tx, "MATCH (d:Document {id: $id}) DETACH DELETE d", params)?;
     Ok(deleted(&result) > 0)
+}
+
+/// Deletes the chunks of document `id` (and their links) inside `tx`.
+fn remove_chunks<T: Transport>(
+    graph: &Client<T>,
+    tx: &Transaction,
+    id: &str,
+) -> Result<(), Neo4jError> {
+    let mut params = Map::new();
+    params.insert("id".into(), json!(id));
+    graph.run_in(
+        tx,
+        "MATCH (c:Chunk {document_id: $id}) DETACH DELETE c",
+        params,
+    )?;
+    Ok(())
 }
 
 fn deleted(result: &QueryResult) -> u64 {
@@ -273,14 +342,17 @@ fn in_transaction<T: Transport, R>(
 mod tests {
     use super::*;
     use crate::embeddings::EmbeddingError;
+    use kg_wit::types::ErrorCode;
     use neo4j_client::{Auth, Config, HttpRequest, HttpResponse, Method, TransportError};
-    use std::cell::RefCell;
+    use std::cell::{Cell, RefCell};
 
     /// Answers the Query API as a graph holding an earlier version (`existing`) would;
-    /// chunk writes fail when `fail_chunks`. Records (url, body) of every request.
+    /// chunk writes fail when `fail_chunks`; the next `conflicts` transactions lose a race
+    /// (their first statement fails with a deadlock). Records (url, body) of every request.
     struct FakeGraph {
         existing: bool,
         fail_chunks: bool,
+        conflicts: Cell<u32>,
         requests: RefCell<Vec<(String, Method, Json)>>,
     }
 
@@ -293,8 +365,24 @@ mod tests {
                 .borrow_mut()
                 .push((request.url.clone(), request.method, body));
             let ok = |counters: Json| json!({"data": {"fields": [], "values": []}, "counters": counters});
+            let first_in_tx = request.url.ends_with("/tx/7")
+                && self
+                    .requests
+                    .borrow()
+                    .iter()
+                    .rev()
+                    .nth(1)
+                    .is_some_and(|(url, _, _)| url.ends_with("/tx"));
             let (status, answer) = if request.url.ends_with("/tx") {
                 (202, json!({"transaction": {"id": "7"}}))
+            } else if first_in_tx && self.conflicts.get() > 0 {
+                self.conflicts.set(self.conflicts.get() - 1);
+                (
+                    400,
+                    json!({"errors": [{"code": "Neo.TransientError.Transaction.DeadlockDetected", "message": "Write-write conflict"}]}),
+                )
+            } else if statement.starts_with("MERGE (d:Document") {
+                (200, ok(json!({"nodesCreated": u64::from(!self.existing)})))
             } else if statement.contains(":Chunk {id: c.id") && self.fail_chunks {
                 (
                     400,
@@ -335,19 +423,24 @@ mod tests {
         FakeGraph {
             existing,
             fail_chunks,
+            conflicts: Cell::new(0),
             requests: RefCell::new(vec![]),
         }
     }
 
-    fn ingest_into(g: &FakeGraph, embeddings_up: bool) -> Result<IngestReport, Error> {
-        let client = Client::new(
+    fn client(g: &FakeGraph) -> Client<&FakeGraph> {
+        Client::new(
             Config {
                 origin: "http://graph:7474".into(),
                 database: "neo4j".into(),
                 auth: Auth::None,
             },
             g,
-        );
+        )
+    }
+
+    fn ingest_into(g: &FakeGraph, embeddings_up: bool) -> Result<IngestReport, Error> {
+        let client = client(g);
         let mut doc = input("d1", "# A\n\none.\n\n# B\n\ntwo.\n", &[("lang", "en")]);
         doc.content_type = ContentType::Markdown;
         doc.title = Some("T".into());
@@ -358,6 +451,91 @@ mod tests {
             None,
             "2026-01-01T00:00:00Z",
         )
+    }
+
+    /// (begun, committed, rolled back) transactions.
+    fn transactions(g: &FakeGraph) -> (usize, usize, usize) {
+        let requests = g.requests.borrow();
+        let count =
+            |f: &dyn Fn(&(String, Method, Json)) -> bool| requests.iter().filter(|r| f(r)).count();
+        (
+            count(&|(url, _, _)| url.ends_with("/tx")),
+            count(&|(url, _, _)| url.ends_with("/commit")),
+            count(&|(url, method, _)| *method == Method::Delete && url.ends_with("/tx/7")),
+        )
+    }
+
+    /// The statements sent inside transactions, in order.
+    fn tx_statements(g: &FakeGraph) -> Vec<String> {
+        g.requests
+            .borrow()
+            .iter()
+            .filter(|(url, method, _)| url.ends_with("/tx/7") && *method == Method::Post)
+            .map(|(_, _, b)| b["statement"].as_str().unwrap_or_default().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn ingest_locks_the_document_first_and_retries_a_lost_race() {
+        let g = fake(true, false);
+        g.conflicts.set(2);
+        let report = ingest_into(&g, true).unwrap();
+        assert_eq!((report.chunks, report.replaced), (2, true));
+        assert_eq!(
+            transactions(&g),
+            (3, 1, 2),
+            "two rolled back, the third committed"
+        );
+        let in_tx = tx_statements(&g);
+        let committed = &in_tx[2..];
+        assert!(committed[0].starts_with("MERGE (d:Document {id: $id}) SET d = $props"));
+        assert!(committed[1].contains("MATCH (c:Chunk {document_id: $id}) DETACH DELETE c"));
+        assert!(committed[2].contains("UNWIND $chunks"));
+        assert!(
+            statements(&g)
+                .iter()
+                .any(|s| s.starts_with("CREATE CONSTRAINT document_id_unique IF NOT EXISTS"))
+        );
+    }
+
+    #[test]
+    fn an_ingest_that_keeps_losing_is_a_conflict_not_a_failed_dependency() {
+        let g = fake(false, false);
+        g.conflicts.set(10);
+        let e = ingest_into(&g, true).unwrap_err();
+        assert_eq!((e.code, e.code.http_status()), (ErrorCode::Conflict, 409));
+        assert!(e.retryable);
+        assert!(
+            e.message.contains("storing the document failed")
+                && e.message.contains("being changed concurrently; retry"),
+            "{}",
+            e.message
+        );
+        let attempts = 1 + retry::RETRIES as usize;
+        assert_eq!(transactions(&g), (attempts, 0, attempts));
+    }
+
+    #[test]
+    fn delete_locks_the_document_first_and_retries_a_lost_race() {
+        let g = fake(true, false);
+        g.conflicts.set(1);
+        assert_eq!(delete(&client(&g), "d1"), Ok(true));
+        assert_eq!(transactions(&g), (2, 1, 1));
+        let statements = tx_statements(&g);
+        assert_eq!(statements.len(), 1 + 3);
+        assert!(statements[1].contains("SET d._kg_lock = true REMOVE d._kg_lock"));
+        assert!(statements[2].contains("MATCH (c:Chunk {document_id: $id}) DETACH DELETE c"));
+        assert!(statements[3].contains("MATCH (d:Document {id: $id}) DETACH DELETE d"));
+
+        let g = fake(false, false);
+        g.conflicts.set(10);
+        let e = delete(&client(&g), "d1").unwrap_err();
+        assert_eq!(e.code, ErrorCode::Conflict);
+        assert!(
+            e.message.contains("deleting the document failed"),
+            "{}",
+            e.message
+        );
     }
 
     fn statements(g: &FakeGraph) -> Vec<String> {
@@ -446,6 +624,8 @@ mod tests {
             "rollback"
         );
         assert!(!requests.iter().any(|(url, _, _)| url.ends_with("/commit")));
+        drop(requests);
+        assert_eq!(transactions(&g), (1, 0, 1), "a client error is not retried");
     }
 
     fn input(id: &str, text: &str, metadata: &[(&str, &str)]) -> DocumentInput {

@@ -10,6 +10,7 @@ pub mod errors;
 pub mod fulltext_query;
 pub mod fusion;
 pub mod mentions;
+pub mod retry;
 pub mod schema;
 pub mod search;
 pub mod time;

@@ -27,14 +27,36 @@ pub fn fulltext_index_ddl() -> String {
     )
 }
 
-/// Property indexes for the lookups by id: a document by `id`, its chunks by `document_id`.
-pub fn lookup_index_ddl() -> [String; 2] {
-    [
-        format!("CREATE INDEX document_id IF NOT EXISTS FOR (d:{DOCUMENT_LABEL}) ON (d.id)"),
-        format!(
-            "CREATE INDEX chunk_document_id IF NOT EXISTS FOR (c:{CHUNK_LABEL}) ON (c.document_id)"
-        ),
-    ]
+/// The lookup of a document by `id` and the key that makes two concurrent first ingests
+/// of one id conflict (so one retries and replaces the other's) instead of storing two
+/// documents: Neo4j's `MERGE` on a uniquely constrained property locks the key, Grafeo
+/// claims it (first writer wins). Its backing index serves the lookups.
+pub const DOCUMENT_KEY: &str = "document_id_unique";
+/// The plain index earlier versions created on the same property; Neo4j refuses the
+/// constraint while it exists.
+pub const LEGACY_DOCUMENT_INDEX: &str = "document_id";
+
+pub fn document_key_ddl() -> String {
+    format!(
+        "CREATE CONSTRAINT {DOCUMENT_KEY} IF NOT EXISTS FOR (d:{DOCUMENT_LABEL}) REQUIRE d.id IS UNIQUE"
+    )
+}
+
+pub fn legacy_document_index_drop() -> String {
+    format!("DROP INDEX {LEGACY_DOCUMENT_INDEX} IF EXISTS")
+}
+
+/// The plain lookup index, kept when the key cannot be created (e.g. a graph that holds
+/// one id twice already).
+pub fn legacy_document_index_ddl() -> String {
+    format!("CREATE INDEX {LEGACY_DOCUMENT_INDEX} IF NOT EXISTS FOR (d:{DOCUMENT_LABEL}) ON (d.id)")
+}
+
+/// The property index for a document's chunks by `document_id`.
+pub fn lookup_index_ddl() -> [String; 1] {
+    [format!(
+        "CREATE INDEX chunk_document_id IF NOT EXISTS FOR (c:{CHUNK_LABEL}) ON (c.document_id)"
+    )]
 }
 
 /// Metadata keys become property names: letters, digits and `_`, at most 64.

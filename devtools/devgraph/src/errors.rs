@@ -91,6 +91,13 @@ pub fn from_grafeo(e: &Error) -> Neo4jError {
             _ if message.contains("of memory a path search may use") => {
                 (400, "Neo.TransientError.General.MemoryPoolOutOfMemoryError")
             }
+            // A write that lost a race with a transaction committed after this one's
+            // snapshot (Grafeo checks conflicts only against transactions still open;
+            // its `no_dangling_edges` test calls it a known issue). Nothing was written,
+            // and Neo4j would have made the writer wait or aborted it as a deadlock.
+            _ if message.contains("does not exist, or the writer does not see it") => {
+                (400, "Neo.TransientError.Transaction.DeadlockDetected")
+            }
             _ => (500, "Neo.DatabaseError.Statement.ExecutionFailed"),
         }
     } else if debug.starts_with("Transaction(") {
