@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Servers the end-to-end tests start themselves: Debian's redis-server (the shared
+# What the tests need besides the build: the Cypher lint gate's npm packages, and the
+# servers the end-to-end tests start themselves: Debian's redis-server (the shared
 # key-value store of the scale-out tests, required) and docker-registry (an OCI registry
 # for the `spin registry push` test, which says SKIPPED without it). Installed with
 # apt-get when missing and allowed.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+# The Cypher lint gate's parser (tools/cypher-lint: Neo4j's @neo4j-cypher/language-support,
+# pinned in its package-lock.json).
+echo "test-deps: the Cypher lint gate (tools/cypher-lint: npm ci)" >&2
+(cd tools/cypher-lint && npm ci --no-audit --no-fund --loglevel=error >&2)
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
 [ -x /usr/bin/docker-registry ] || missing+=(docker-registry)

@@ -23,7 +23,15 @@ echo "test: web app in Chromium (web/: npm run e2e)" >&2
 # --release shares the compiled dependencies (wasmtime) with the devhost build above; the
 # end-to-end tests start target/release/devhost against the .wasm files it just built.
 echo "test: pass 1/3: everything, end-to-end on devhost" >&2
-KG_E2E_HOST=devhost cargo test --release --workspace
+# devgraph records every statement the application sends (devtools/devgraph/src/capture.rs)
+# for the Cypher lint gate below.
+capture=$PWD/target/cypher-lint/capture
+rm -rf "$capture" && mkdir -p "$capture"
+DEVGRAPH_CAPTURE_DIR=$capture KG_E2E_HOST=devhost cargo test --release --workspace
+# The Cypher lint gate: what pass 1 captured and what the statement builders produce, parsed
+# by Neo4j's own Cypher front end; any error, deprecation or warning fails the run.
+echo "test: Cypher lint gate (tools/cypher-lint/check.sh)" >&2
+tools/cypher-lint/check.sh "$capture"
 
 # The application pre-composed into one component (for hosts that do not compose).
 target/release/devhost --manifest spin.toml --compose-into dist >&2

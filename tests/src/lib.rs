@@ -135,12 +135,22 @@ impl Devgraph {
         Self::launch(false).await
     }
 
+    /// With the demo dataset and extra command-line flags (e.g. `--inject-transient 0.2`).
+    pub async fn start_with_args(extra: &[&str]) -> Result<Devgraph> {
+        Self::launch_with(true, extra).await
+    }
+
     async fn launch(demo: bool) -> Result<Devgraph> {
+        Self::launch_with(demo, &[]).await
+    }
+
+    async fn launch_with(demo: bool, extra: &[&str]) -> Result<Devgraph> {
         let binary = workspace().join("target/release/devgraph");
         let mut args = vec!["--listen", "127.0.0.1:0", "--password", GRAPH_PASSWORD];
         if demo {
             args.push("--demo");
         }
+        args.extend_from_slice(extra);
         let mut child = Command::new(&binary)
             .args(args)
             .stdout(Stdio::piped())
@@ -203,17 +213,31 @@ impl Devgraph {
     }
 
     async fn statement(&self, statement: &str, mode: &str) -> Result<Vec<Value>> {
+        // A transient error (say, one devgraph injected) rolled the statement back: retry.
+        for _ in 0..20 {
+            let body = self.statement_once(statement, mode).await?;
+            let transient = body["errors"][0]["code"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("Neo.TransientError."));
+            if !transient {
+                return Ok(body["data"]["values"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default());
+            }
+        }
+        anyhow::bail!("the statement kept failing with transient errors: {statement}")
+    }
+
+    async fn statement_once(&self, statement: &str, mode: &str) -> Result<Value> {
         let response = reqwest::Client::new()
             .post(format!("{}/db/neo4j/query/v2", self.url))
             .basic_auth("neo4j", Some(GRAPH_PASSWORD))
+            .header("x-devgraph-capture", "test") // not the application's: see devgraph::capture
             .json(&serde_json::json!({"statement": statement, "accessMode": mode}))
             .send()
             .await?;
-        let body: Value = response.json().await?;
-        Ok(body["data"]["values"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default())
+        Ok(response.json().await?)
     }
 }
 
@@ -229,6 +253,15 @@ impl Stack {
     /// With extra variables (e.g. an LLM stub's), on top of the graph's.
     pub async fn start_with(extra: &[(&str, String)]) -> Result<Stack> {
         let graph = Devgraph::start().await?;
+        let dir = tempfile::tempdir()?;
+        let mut variables: Vec<(&str, String)> = graph.variables();
+        variables.extend(extra.iter().cloned());
+        let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables).await?;
+        Ok(Stack { graph, host, dir })
+    }
+
+    /// On a given devgraph (e.g. one started with flags), with extra variables.
+    pub async fn start_with_graph(graph: Devgraph, extra: &[(&str, String)]) -> Result<Stack> {
         let dir = tempfile::tempdir()?;
         let mut variables: Vec<(&str, String)> = graph.variables();
         variables.extend(extra.iter().cloned());

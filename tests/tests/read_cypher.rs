@@ -367,7 +367,10 @@ async fn resource_bombs_are_refused_naming_the_construct() {
 /// budget, its path limit) is the request's fault: 400 `query_too_expensive`, not 5xx.
 #[tokio::test]
 async fn the_graphs_memory_limit_is_a_client_error() {
-    let stack = Stack::start().await.unwrap();
+    // A long time limit, so a loaded machine cannot hit it before the memory limit.
+    let stack = Stack::start_with(&[("neo4j_query_timeout_ms", "60000".to_string())])
+        .await
+        .unwrap();
     for query in [
         "MATCH p=(a)-[*1..10]-(b) RETURN count(p) AS n",
         "MATCH (a), (b), (c) WITH collect(a) AS x RETURN size(x) AS n",

@@ -6,6 +6,7 @@ mod access;
 mod approvals;
 mod catalog;
 mod clock;
+mod retry;
 mod runner;
 mod spec;
 
@@ -274,6 +275,8 @@ impl Guest for ActionExecutor {
                 "`{log_id}` is itself an undo; run the action again instead"
             )));
         }
+        // One id for every attempt: an attempt whose answer was lost may have committed, and
+        // the statement tells it apart (`undone_by` is then this very id).
         let undo_id = clock::unique_id("UNDO");
         let statement = undo_statement(
             &catalog,
@@ -283,21 +286,58 @@ impl Guest for ActionExecutor {
             &clock::now_rfc3339(),
         )
         .map_err(|m| Error::new(ErrorCode::Conflict, m))?;
-        let result = client
-            .run(&statement.text, statement.params, AccessMode::Write)
-            .map_err(graph_error)?;
-        let ok = result
-            .rows_as_maps()
-            .first()
+        // The statement locks before it reads, so a lost lock race (Neo4j breaks a deadlock
+        // by aborting one side) rolls back and is retried like a batch chunk is.
+        let result = retry::with_retries(|_| {
+            client.run(
+                &statement.text,
+                statement.params.clone(),
+                AccessMode::Write,
+            )
+        })
+        .map_err(|exhausted| {
+            if retry::lost_lock_race(&exhausted.error) {
+                let mut e = Error::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "cannot undo `{log_id}` now: it lost to concurrent writes on the same entities {} times in a row ({}); nothing was reverted, try again",
+                        exhausted.attempts, exhausted.error
+                    ),
+                );
+                e.retryable = true;
+                e
+            } else {
+                graph_error(exhausted.error)
+            }
+        })?;
+        let row = result.rows_as_maps().into_iter().next();
+        let ok = row
+            .as_ref()
             .is_some_and(|r| matches!(r.get("ok"), Some(Value::Boolean(true))));
-        if !ok {
-            return Err(Error::new(
-                ErrorCode::Conflict,
-                format!(
-                    "cannot undo `{log_id}`: {} `{}` changed since (or the entry was undone concurrently)",
-                    record.entity_type, record.entity_id
-                ),
-            ));
+        let undone_by = row
+            .as_ref()
+            .and_then(|r| r.get("undone_by"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        match undone_by {
+            // An earlier attempt of this very undo committed and its answer was lost.
+            Some(by) if by == undo_id => {}
+            Some(by) => {
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!("log entry `{log_id}` was already undone by `{by}`"),
+                ));
+            }
+            None if !ok => {
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "cannot undo `{log_id}`: {} `{}` changed since",
+                        record.entity_type, record.entity_id
+                    ),
+                ));
+            }
+            None => {}
         }
         Ok(EntityOutcome {
             entity_id: record.entity_id.clone(),

@@ -1,10 +1,10 @@
 //! The action log: reading recorded changes (for replays and history), paging, and the
 //! undo statement that reverts an entry only when the entity has not changed since.
 
-use crate::catalog::{Catalog, LOCK_PROPERTY};
+use crate::catalog::Catalog;
 use crate::expr::quote;
 use crate::outcome::json_of;
-use crate::statement::Statement;
+use crate::statement::{Statement, lock_in_order};
 use kg_wit::types::{EntityOutcome, PropertyChange, UndoInfo};
 use neo4j_client::{QueryResult, Value};
 use serde_json::{Map, Value as Json, json};
@@ -179,8 +179,10 @@ pub fn records(result: &QueryResult) -> Vec<LogRecord> {
         .collect()
 }
 
-/// The undo of `record`: one WRITE statement that locks the changed entities, checks that
-/// every absolute change still holds its recorded `after` value, and only then restores
+/// The undo of `record`: one WRITE statement that locks the entry, then (in the global lock
+/// order, see `statement::LOCK_ORDER`) what it changed, checks under those locks that the
+/// entry is not undone yet (`undone_by` is returned: set when another undo came first) and
+/// that every absolute change still holds its recorded `after` value, and only then restores
 /// the `before` values, applies the inverse of relative changes (`delta`), deletes the
 /// nodes the action created, marks the entry undone and logs the undo itself.
 /// Property names come from the catalog's action, never from the stored log.
@@ -200,9 +202,11 @@ pub fn undo_statement(
             )
         })?;
     let allowed: Vec<&str> = action.sets().map(|(_, p, _)| p).collect();
-    let lock = quote(LOCK_PROPERTY);
-    let mut text =
-        String::from("MATCH (log:`ActionLog` {`id`: $log_id})\nWHERE log.`undone_by` IS NULL\n");
+    // Phase 1: the entry itself, first in the lock order. Whether it was undone already is
+    // read only once it is held: two undos of one entry queue here, and the second finds
+    // `undone_by` set (a relative change such as a debit must not be reverted twice).
+    let mut text = String::from("MATCH (log:`ActionLog` {`id`: $log_id})\n");
+    text.push_str(&lock_in_order("log", "UNWIND [log] AS node", "log"));
     let mut carried = vec!["log".to_string()];
     for (i, c) in record.changes.iter().enumerate() {
         if !allowed.contains(&c.property.as_str()) {
@@ -220,10 +224,24 @@ pub fn undo_statement(
     }
     let carried = carried.join(", ");
     let targets: Vec<String> = (0..record.changes.len()).map(|i| format!("x{i}")).collect();
+    // Phase 2: what the undo writes, all later in the lock order than any entry: the changed
+    // entities, the entity acted on (the undo's own log links to what it reverts) and
+    // whatever the created nodes are linked to (deleting them deletes those relationships).
+    let scope: Vec<String> = targets
+        .iter()
+        .cloned()
+        .chain(std::iter::once("ends".to_string()))
+        .collect();
     text.push_str(&format!(
-        "OPTIONAL MATCH (log)-[:`CREATED`]->(made)\nWITH {carried}, collect(made) AS made\n\
-         FOREACH (n IN [{}] | SET n.{lock} = true REMOVE n.{lock})\n",
-        targets.join(", ")
+        "OPTIONAL MATCH (log)-[:`CREATED`]->(made)\n\
+         WITH {carried}, collect(made) AS made\n\
+         WITH {carried}, made, [(log)-[:`ACTION_ON`]->(t) | t] + \
+         [(log)-[:`CREATED`]->()--(o) WHERE o <> log | o] AS ends\n"
+    ));
+    text.push_str(&lock_in_order(
+        &scope.join(", "),
+        &format!("UNWIND [{}] + ends AS node", targets.join(", ")),
+        &format!("{carried}, made"),
     ));
     let unchanged: Vec<String> = record
         .changes
@@ -236,7 +254,8 @@ pub fn undo_statement(
         })
         .collect();
     text.push_str(&format!(
-        "WITH {carried}, made, all(u IN [{}] WHERE u) AS ok\n",
+        "WITH {carried}, made, log.`undone_by` AS undone_before, \
+         (log.`undone_by` IS NULL AND all(u IN [{}] WHERE u)) AS ok\n",
         unchanged.join(", ")
     ));
     let mut body = Vec::new();
@@ -270,7 +289,8 @@ pub fn undo_statement(
     }
     body.push("FOREACH (n IN made | DETACH DELETE n)".into());
     text.push_str(&format!(
-        "FOREACH (_ IN CASE WHEN ok THEN [1] ELSE [] END |\n  {}\n)\nRETURN ok, size(made) AS deleted",
+        "FOREACH (_ IN CASE WHEN ok THEN [1] ELSE [] END |\n  {}\n)\n\
+         RETURN ok, size(made) AS deleted, undone_before AS undone_by",
         body.join("\n  ")
     ));
     let mut params = Map::new();

@@ -1,10 +1,13 @@
-//! The Cypher of an action. One statement per chunk of entities (`UNWIND $items`) checks
-//! the preconditions and applies the effects of each entity inside a per-row `CALL {}`
-//! subquery, so that:
+//! The Cypher of an action. One statement per chunk of entities (`UNWIND $items`) first
+//! locks every node the chunk writes, all at once and in the global lock order
+//! ([`LOCK_ORDER`], shared with undo), then checks the preconditions and applies the effects
+//! of each entity inside a per-row `CALL (item, …) {}` subquery, so that:
 //! - check and effect run in the same transaction, after the written nodes are locked
-//!   (the `SET`/`REMOVE` of a scratch property takes Neo4j's write lock before any value is
-//!   read), so two concurrent executions cannot both pass a check on the same entity;
-//! - a later row sees the writes of earlier rows (a `CALL {}` execution observes the
+//!   (the `SET`/`REMOVE` of a scratch property takes Neo4j's write lock, and the read
+//!   barrier of [`lock_in_order`] keeps every read after it), so two concurrent executions
+//!   cannot both pass a check on the same entity, and two statements that share nodes wait
+//!   for each other instead of deadlocking;
+//! - a later row sees the writes of earlier rows (a `CALL` subquery execution observes the
 //!   changes of previous ones), so two orders in one chunk cannot both spend the same funds;
 //! - a repeated idempotency key finds the action-log record written with the first
 //!   execution and writes nothing.
@@ -187,8 +190,8 @@ impl ActionPlan {
         Statement { text, params }
     }
 
-    /// The write: per item `{id, log_id}`, lock, look up a prior execution under the same
-    /// key, check, apply, log. `run` holds the parameters shared by the whole request;
+    /// The write: lock what every item `{id, log_id}` writes (in [`LOCK_ORDER`]), then per
+    /// item look up a prior execution under the same key, check, apply, log. `run` holds the parameters shared by the whole request;
     /// `not_after_ms` (epoch ms) is the latest start on the graph's clock at which the
     /// statement may still apply anything.
     pub fn execute_statement(
@@ -200,24 +203,41 @@ impl ActionPlan {
         let mut params = self.base_params.clone();
         let this = variable("this");
 
-        let mut text = String::from("UNWIND $items AS item\nCALL {\nWITH item\n");
+        // Phase 1, for the whole chunk: find every item's entities, then lock all the nodes
+        // the chunk writes at once, in the global lock order (see `lock_in_order`). Locking
+        // row by row instead would take two chunks' common nodes in opposite orders.
+        let mut text = String::from("UNWIND $items AS item\n");
         text.push_str(&self.match_entities("item.id", "item"));
         let bound = self.bound("item");
-
-        // Lock everything the action writes before reading any value.
-        let written: Vec<String> = self
-            .action
-            .written_bindings()
-            .iter()
-            .map(|b| variable(b))
+        let names: Vec<String> = std::iter::once("item".to_string())
+            .chain(std::iter::once(this.clone()))
+            .chain(self.related.iter().map(|r| variable(r)))
             .collect();
-        let lock = quote(LOCK_PROPERTY);
+        let row: Vec<String> = names.iter().map(|n| format!("{n}: {n}")).collect();
+        text.push_str(&format!("WITH collect({{{}}}) AS rows\n", row.join(", ")));
+        let written: Vec<String> = self
+            .locked_bindings()
+            .iter()
+            .map(|b| format!("row.{}", variable(b)))
+            .collect();
+        text.push_str(&lock_in_order(
+            "rows",
+            &format!(
+                "UNWIND rows AS row\nUNWIND [{}] AS node",
+                written.join(", ")
+            ),
+            "rows",
+        ));
+
+        // Phase 2, item by item, in request order. A variable scope clause (`CALL (…)`), not
+        // an importing `WITH`: Neo4j 5.23+ deprecates the latter.
+        let unpacked: Vec<String> = names.iter().map(|n| format!("row.{n} AS {n}")).collect();
         text.push_str(&format!(
-            "FOREACH (n IN [x IN [{}] WHERE x IS NOT NULL] | SET n.{lock} = true REMOVE n.{lock})\n",
-            written.join(", ")
+            "UNWIND rows AS row\nWITH {}\nCALL ({bound}) {{\n",
+            unpacked.join(", ")
         ));
         text.push_str(&format!(
-            "WITH {bound}\nOPTIONAL MATCH (prior:`ActionLog` {{`execution_key`: item.execution_key}})\n\
+            "OPTIONAL MATCH (prior:`ActionLog` {{`execution_key`: item.execution_key}})\n\
              WITH {bound}, head(collect(prior)) AS prior\n"
         ));
 
@@ -371,6 +391,25 @@ impl ActionPlan {
         }
     }
 
+    /// The existing entities an execution writes, hence locks: `this` (the log links to it),
+    /// every binding a `set` changes and every entity a `link` touches (creating a
+    /// relationship locks both ends). Nodes the action creates are new: nobody else can
+    /// hold them.
+    fn locked_bindings(&self) -> std::collections::BTreeSet<String> {
+        let mut bindings = self.action.written_bindings();
+        bindings.insert("this".to_string());
+        for effect in &self.action.effects {
+            if let Effect::Link { from, to, .. } = &effect.effect {
+                for end in [from, to] {
+                    if end == "this" || self.related.contains(end) {
+                        bindings.insert(end.clone());
+                    }
+                }
+            }
+        }
+        bindings
+    }
+
     fn key_of(&self, binding: &str) -> String {
         if binding == "this" {
             self.entity.key.clone()
@@ -378,6 +417,60 @@ impl ActionPlan {
             self.related_keys[binding].clone()
         }
     }
+}
+
+/// # The global lock order
+///
+/// Every write statement of the executor (an action's chunk, single or batched, an undo)
+/// takes the write locks it needs **before reading anything it decides on**, and takes
+/// them **all at once, in one global order**:
+///
+/// 1. `ActionLog` entries first (an undo's point of contention with another undo of the
+///    same entry: the loser waits holding nothing else);
+/// 2. then every other node by its label (`head(labels(n))`, the entity type: `Account`,
+///    then `PurchaseOrder`, then `Supplier`…);
+/// 3. then by `elementId(n)` (a total order that needs no property read before the lock
+///    and means the same to every statement).
+///
+/// Two statements that lock overlapping sets of nodes therefore take their common nodes
+/// in the same order, so they cannot wait on each other in a cycle: one waits for the other
+/// instead of both being aborted as a deadlock. The order is a property of the node alone,
+/// so it holds across different actions and between execute and undo. A statement that
+/// locks in two phases (undo: the entry, then what the entry tells it to revert) keeps it
+/// because every node of the second phase comes later in the order than the first's.
+/// Approvals (`approval::decide_statement`) lock one node and nothing else, which cannot
+/// break the order.
+///
+/// Neo4j takes a node's write lock when a statement first writes it; a `SET` and `REMOVE`
+/// of a scratch property ([`LOCK_PROPERTY`]) writes every node of the sorted list in list
+/// order, leaving no trace.
+pub const LOCK_ORDER: &str =
+    "CASE WHEN node:`ActionLog` THEN 0 ELSE 1 END, head(labels(node)), elementId(node)";
+
+/// The name of the read barrier's column; see [`lock_in_order`].
+pub const READ_BARRIER: &str = "count(*) AS _locked";
+
+/// Locks the nodes `nodes` yields (Cypher run inside a `CALL ({scope})` subquery that binds
+/// `node` per row; nulls and repeats are dropped) in the [`LOCK_ORDER`], then passes `carried`
+/// on through the read barrier.
+///
+/// The barrier, `WITH {carried}, count(*) AS _locked`, is an aggregation: it yields nothing
+/// until every row before it has taken its locks, and the rows after it reach the locked
+/// nodes again through variables, not through values read before (Neo4j's planner may
+/// otherwise read and cache a property as early as the match that found the node). It is
+/// what makes "lock, then read" true: **do not remove or "simplify" it** — without it a
+/// check could read a balance or a status before the lock and let two concurrent
+/// statements both pass it. `tests/lock_order.rs` fails if it goes.
+pub fn lock_in_order(scope: &str, nodes: &str, carried: &str) -> String {
+    let lock = quote(LOCK_PROPERTY);
+    format!(
+        "CALL ({scope}) {{\n{nodes}\n\
+         WITH DISTINCT node WHERE node IS NOT NULL\n\
+         WITH node ORDER BY {LOCK_ORDER}\n\
+         RETURN collect(node) AS _ordered\n}}\n\
+         FOREACH (n IN _ordered | SET n.{lock} = true REMOVE n.{lock})\n\
+         WITH {carried}, {READ_BARRIER}\n"
+    )
 }
 
 /// The values every statement of an action may refer to: `$p_<name>` for each action

@@ -68,7 +68,9 @@ fn the_demo_catalog_loads() {
         s.text
     );
     assert!(
-        s.text.starts_with("UNWIND $items AS item\nCALL {"),
+        s.text.starts_with("UNWIND $items AS item\n")
+            && s.text
+                .contains("\nCALL (item, e_this, e_account, e_supplier) {\n"),
         "{}",
         s.text
     );

@@ -299,6 +299,10 @@ fn execute(
     if statement.trim().is_empty() {
         return Err(Neo4jError::bad_request("statement is empty"));
     }
+    // Injected transient errors (`--inject-transient`, see faults), before anything applies.
+    if let Some(answer) = crate::faults::intercept(session, statement, mode == AccessMode::Write) {
+        return answer;
+    }
     let mut parameters = std::borrow::Cow::Borrowed(parameters);
     // Neo4j's schema procedures, which Grafeo does not have.
     let schema = crate::schema::rewrite(session, statement)?;

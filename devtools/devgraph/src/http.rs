@@ -102,6 +102,7 @@ async fn route(
             format!("Database does not exist. Database name: '{database}'."),
         ));
     }
+    let marked_test = crate::capture::marked_test(request.headers());
     let body = read_json(request).await?;
     let statement = body
         .get("statement")
@@ -113,6 +114,18 @@ async fn route(
         Some(_) => return Err(Neo4jError::bad_request("parameters must be a JSON object")),
     };
     let mode = AccessMode::parse(body.get("accessMode").and_then(Json::as_str))?;
+    if let Some(statement) = &statement {
+        let read = mode == AccessMode::Read;
+        let typed = format == Format::Typed;
+        crate::capture::observe(
+            statement,
+            crate::capture::Received {
+                read,
+                marked_test,
+                typed,
+            },
+        );
+    }
     // The Query API's transaction configuration: `maxExecutionTime` in seconds.
     let limits = Limits {
         max_execution_time: match body.get("maxExecutionTime") {

@@ -3,9 +3,11 @@
 //! Development and tests only; production talks to Neo4j 5.25+/Aura with the same client.
 
 pub mod budget;
+pub mod capture;
 pub mod demo;
 pub mod errors;
 pub mod explain;
+pub mod faults;
 pub mod graph;
 pub mod http;
 pub mod indexes;

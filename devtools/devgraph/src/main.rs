@@ -34,6 +34,21 @@ struct Args {
     /// allocates more stops, in MiB.
     #[arg(long, env = "DEVGRAPH_MEMORY_MIB", default_value_t = 1024)]
     memory_mib: usize,
+    /// Fail this fraction (0 to 1) of the statements that write data with a transient
+    /// error, before applying anything (tests of retries; see devgraph::faults).
+    /// Given (even 0), `CALL devgraph.faults(<fraction>)` changes it at run time.
+    #[arg(long, env = "DEVGRAPH_INJECT_TRANSIENT")]
+    inject_transient: Option<f64>,
+    /// The codes injected, comma separated: DeadlockDetected, LockClientStopped (default both).
+    #[arg(long, env = "DEVGRAPH_INJECT_TRANSIENT_CODES", value_delimiter = ',')]
+    inject_transient_codes: Vec<String>,
+    /// Makes the injected failures repeatable (default: from the clock).
+    #[arg(long, env = "DEVGRAPH_INJECT_SEED")]
+    inject_seed: Option<u64>,
+    /// Append every distinct statement received to `statements-<pid>.jsonl` in this folder
+    /// (the Cypher lint gate's input; see devgraph::capture).
+    #[arg(long, env = "DEVGRAPH_CAPTURE_DIR")]
+    capture_dir: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -45,6 +60,24 @@ async fn main() {
 }
 
 async fn run(args: Args) -> Result<()> {
+    if let Some(dir) = &args.capture_dir {
+        devgraph::capture::install(dir)
+            .with_context(|| format!("opening the capture folder {}", dir.display()))?;
+    }
+    if let Some(fraction) = args.inject_transient {
+        let seed = args.inject_seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        });
+        let faults = devgraph::faults::Faults::new(fraction, &args.inject_transient_codes, seed)
+            .map_err(anyhow::Error::msg)?;
+        eprintln!(
+            "devgraph: failing {}% of writes with a transient error (seed {seed})",
+            fraction * 100.0
+        );
+        devgraph::faults::install(faults);
+    }
     devgraph::budget::installed();
     devgraph::budget::configure(
         args.query_memory_mib.saturating_mul(1024 * 1024),
