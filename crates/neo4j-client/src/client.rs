@@ -1,3 +1,4 @@
+use crate::bookmarks::Bookmarks;
 use crate::config::Config;
 use crate::error::{ErrorKind, Neo4jError};
 use crate::transport::{HttpRequest, HttpResponse, Method, Transport};
@@ -79,6 +80,8 @@ pub struct Transaction {
     pub id: String,
     pub expires: Option<String>,
     affinity: Option<String>,
+    /// The bookmarks `begin` waited for: the commit's bookmark supersedes them.
+    sent_bookmarks: Vec<String>,
 }
 
 pub struct Client<T> {
@@ -89,6 +92,8 @@ pub struct Client<T> {
     /// Set once the server refused the field (a Neo4j older than the Query API's
     /// transaction configuration): later requests go without it.
     max_execution_time_refused: AtomicBool,
+    /// The causal chain every request waits for and every answer advances.
+    bookmarks: Option<Bookmarks>,
 }
 
 impl<T: Transport> Client<T> {
@@ -98,6 +103,29 @@ impl<T: Transport> Client<T> {
             transport,
             max_execution_time: None,
             max_execution_time_refused: AtomicBool::new(false),
+            bookmarks: None,
+        }
+    }
+
+    /// Makes every request (auto-commit statements and `begin`) wait for `chain`'s
+    /// bookmarks, and every answer advance it: reads see the writes made before them in
+    /// the same chain, on whichever cluster member serves them.
+    pub fn with_bookmarks(mut self, chain: Bookmarks) -> Self {
+        self.bookmarks = Some(chain);
+        self
+    }
+
+    /// The bookmarks the next request will send (empty without a chain).
+    pub fn bookmarks_to_send(&self) -> Vec<String> {
+        self.bookmarks
+            .as_ref()
+            .map(Bookmarks::current)
+            .unwrap_or_default()
+    }
+
+    fn advance_bookmarks(&self, sent: &[String], result: &QueryResult) {
+        if let Some(chain) = &self.bookmarks {
+            chain.advance(sent, &result.bookmarks);
         }
     }
 
@@ -140,11 +168,11 @@ impl<T: Transport> Client<T> {
         parameters: Map<String, Json>,
         mode: AccessMode,
     ) -> Result<QueryResult, Neo4jError> {
-        let request = self.run_request(statement, parameters.clone(), mode);
-        match parse_result(&self.transport.send(request)?) {
+        let (request, sent) = self.prepare_run(statement, parameters.clone(), mode);
+        match self.finish_run(&sent, &self.transport.send(request)?) {
             Err(e) if self.drop_refused_max_execution_time(&e) => {
-                let request = self.run_request(statement, parameters, mode);
-                parse_result(&self.transport.send(request)?)
+                let (request, sent) = self.prepare_run(statement, parameters, mode);
+                self.finish_run(&sent, &self.transport.send(request)?)
             }
             other => other,
         }
@@ -158,6 +186,18 @@ impl<T: Transport> Client<T> {
         parameters: Map<String, Json>,
         mode: AccessMode,
     ) -> HttpRequest {
+        self.prepare_run(statement, parameters, mode).0
+    }
+
+    /// [`Client::run_request`] and the bookmarks it sends: pass both to
+    /// [`Client::finish_run`] with the answer, so the chain advances past them.
+    pub fn prepare_run(
+        &self,
+        statement: &str,
+        parameters: Map<String, Json>,
+        mode: AccessMode,
+    ) -> (HttpRequest, Vec<String>) {
+        let sent = self.bookmarks_to_send();
         let mut body = json!({
             "statement": statement,
             "parameters": parameters,
@@ -167,7 +207,23 @@ impl<T: Transport> Client<T> {
         if let Some(seconds) = self.max_execution_time() {
             body["maxExecutionTime"] = json!(seconds);
         }
-        self.request(Method::Post, self.config.query_url(), Some(body), None)
+        if !sent.is_empty() {
+            body["bookmarks"] = json!(sent);
+        }
+        let request = self.request(Method::Post, self.config.query_url(), Some(body), None);
+        (request, sent)
+    }
+
+    /// Decodes the answer to a [`Client::prepare_run`] request and advances the bookmark
+    /// chain past `sent`.
+    pub fn finish_run(
+        &self,
+        sent: &[String],
+        response: &HttpResponse,
+    ) -> Result<QueryResult, Neo4jError> {
+        let result = parse_result(response)?;
+        self.advance_bookmarks(sent, &result);
+        Ok(result)
     }
 
     /// Opens an explicit transaction.
@@ -175,6 +231,10 @@ impl<T: Transport> Client<T> {
         let mut body = json!({ "accessMode": mode.as_str() });
         if let Some(seconds) = self.max_execution_time() {
             body["maxExecutionTime"] = json!(seconds);
+        }
+        let sent = self.bookmarks_to_send();
+        if !sent.is_empty() {
+            body["bookmarks"] = json!(sent);
         }
         let url = format!("{}/tx", self.config.query_url());
         let response = self.send(Method::Post, url, Some(body), None)?;
@@ -191,6 +251,7 @@ impl<T: Transport> Client<T> {
             id,
             expires: tx.get("expires").and_then(Json::as_str).map(str::to_string),
             affinity: response.header(AFFINITY).map(str::to_string),
+            sent_bookmarks: sent,
         })
     }
 
@@ -208,7 +269,9 @@ impl<T: Transport> Client<T> {
 
     pub fn commit(&self, tx: Transaction) -> Result<QueryResult, Neo4jError> {
         let url = format!("{}/tx/{}/commit", self.config.query_url(), tx.id);
-        parse_result(&self.send(Method::Post, url, Some(json!({})), Some(&tx))?)
+        let result = parse_result(&self.send(Method::Post, url, Some(json!({})), Some(&tx))?)?;
+        self.advance_bookmarks(&tx.sent_bookmarks, &result);
+        Ok(result)
     }
 
     pub fn rollback(&self, tx: Transaction) -> Result<(), Neo4jError> {

@@ -2,12 +2,14 @@
 //! `/query/v2/tx`). HTTP goes through [`Transport`], so the same code runs inside a Spin
 //! component (spin-sdk outbound HTTP) and in native tests; nothing here does I/O itself.
 
+mod bookmarks;
 mod client;
 mod config;
 mod error;
 mod transport;
 mod value;
 
+pub use bookmarks::Bookmarks;
 pub use client::{AccessMode, Client, Counters, QueryResult, Transaction, parse_run_response};
 pub use config::{Auth, Config};
 pub use error::{ErrorKind, Neo4jError, TOO_EXPENSIVE};

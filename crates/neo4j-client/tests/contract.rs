@@ -540,3 +540,94 @@ fn a_profiled_plan_is_kept() {
         .unwrap();
     assert_eq!(r.profile.unwrap()["records"], 1);
 }
+
+fn body_of(request: &HttpRequest) -> Json {
+    serde_json::from_slice(request.body.as_deref().unwrap_or(b"{}")).unwrap()
+}
+
+#[test]
+fn a_bookmark_chain_makes_each_request_wait_for_the_answers_before_it() {
+    let fake = Fake::default()
+        .answer(
+            202,
+            PLAIN,
+            r#"{"data": {"fields": [], "values": []}, "bookmarks": ["w1"]}"#,
+        )
+        .answer(
+            202,
+            PLAIN,
+            r#"{"data": {"fields": [], "values": []}, "bookmarks": ["r1"]}"#,
+        )
+        .answer_with(202, vec![], &golden("begin.json"))
+        .answer(
+            202,
+            PLAIN,
+            r#"{"data": {"fields": [], "values": []}, "bookmarks": ["w2"]}"#,
+        )
+        .answer(202, PLAIN, r#"{"data": {"fields": [], "values": []}}"#);
+    let chain = Bookmarks::new(vec!["b0".into()]);
+    let c = client(&fake).with_bookmarks(chain.clone());
+    c.run("CREATE (n:X)", Map::new(), AccessMode::Write)
+        .unwrap();
+    c.run("MATCH (n:X) RETURN n", Map::new(), AccessMode::Read)
+        .unwrap();
+    let tx = c.begin(AccessMode::Write).unwrap();
+    assert_eq!(c.commit(tx).unwrap().bookmarks, ["w2"]);
+    // A server that sends no bookmarks leaves the chain as it was.
+    c.run("RETURN 1", Map::new(), AccessMode::Read).unwrap();
+    assert_eq!(chain.current(), ["w2"]);
+
+    let requests = fake.requests.borrow();
+    let sent: Vec<Json> = requests
+        .iter()
+        .map(|r| body_of(r).get("bookmarks").cloned().unwrap_or(Json::Null))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            json!(["b0"]),
+            json!(["w1"]),
+            json!(["r1"]),
+            Json::Null, // the commit request carries no body fields: begin sent them
+            json!(["w2"]),
+        ]
+    );
+}
+
+#[test]
+fn without_a_chain_no_bookmarks_are_sent() {
+    let fake = Fake::default().answer(
+        202,
+        PLAIN,
+        r#"{"data": {"fields": [], "values": []}, "bookmarks": ["w1"]}"#,
+    );
+    let c = client(&fake);
+    c.run("RETURN 1", Map::new(), AccessMode::Read).unwrap();
+    assert!(
+        body_of(&fake.requests.borrow()[0])
+            .get("bookmarks")
+            .is_none()
+    );
+}
+
+#[test]
+fn concurrent_runs_keep_every_answer_until_a_later_request_supersedes_them() {
+    let answer = |b: &str| HttpResponse {
+        status: 202,
+        headers: vec![("content-type".into(), PLAIN.into())],
+        body: format!(r#"{{"data": {{"fields": [], "values": []}}, "bookmarks": ["{b}"]}}"#)
+            .into_bytes(),
+    };
+    let fake = Fake::default();
+    let chain = Bookmarks::default();
+    let c = client(&fake).with_bookmarks(chain.clone());
+    let (_, sent_a) = c.prepare_run("CREATE (:A)", Map::new(), AccessMode::Write);
+    let (_, sent_b) = c.prepare_run("CREATE (:B)", Map::new(), AccessMode::Write);
+    c.finish_run(&sent_b, &answer("wb")).unwrap();
+    c.finish_run(&sent_a, &answer("wa")).unwrap();
+    assert_eq!(chain.current(), ["wb", "wa"]);
+    let (request, sent) = c.prepare_run("MATCH (n) RETURN n", Map::new(), AccessMode::Read);
+    assert_eq!(body_of(&request)["bookmarks"], json!(["wb", "wa"]));
+    c.finish_run(&sent, &answer("r")).unwrap();
+    assert_eq!(chain.current(), ["r"]);
+}
