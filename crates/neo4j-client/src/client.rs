@@ -1,6 +1,7 @@
 use crate::bookmarks::Bookmarks;
 use crate::config::Config;
 use crate::error::{ErrorKind, Neo4jError};
+use crate::notifications::Notification;
 use crate::transport::{HttpRequest, HttpResponse, Method, Transport};
 use crate::value::{Value, decode_plain, decode_typed};
 use serde::Deserialize;
@@ -56,6 +57,9 @@ pub struct QueryResult {
     /// The plan with its measured rows and times, for a statement run with `PROFILE`
     /// (the Query API's `profiledQueryPlan`), as the server sent it.
     pub profile: Option<Json>,
+    /// The server's notifications about the statement (warnings, deprecations,
+    /// performance hints), read leniently (`notifications.rs`).
+    pub notifications: Vec<Notification>,
 }
 
 impl QueryResult {
@@ -434,5 +438,6 @@ fn parse_result(response: &HttpResponse) -> Result<QueryResult, Neo4jError> {
         counters,
         bookmarks,
         profile,
+        notifications: crate::notifications::parse(&json),
     })
 }

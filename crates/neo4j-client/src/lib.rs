@@ -6,6 +6,7 @@ mod bookmarks;
 mod client;
 mod config;
 mod error;
+mod notifications;
 mod transport;
 mod value;
 
@@ -13,6 +14,7 @@ pub use bookmarks::Bookmarks;
 pub use client::{AccessMode, Client, Counters, QueryResult, Transaction, parse_run_response};
 pub use config::{Auth, Config};
 pub use error::{ErrorKind, Neo4jError, TOO_EXPENSIVE};
+pub use notifications::{Notification, Position};
 pub use transport::{
     HttpRequest, HttpResponse, Method, Transport, TransportError, TransportErrorKind,
 };
