@@ -9,6 +9,15 @@ pub struct Config {
     pub auth: Auth,
 }
 
+/// How requests authenticate (the Query API's `Authorization` header).
+///
+/// - `Basic`: `Authorization: Basic base64(user:password)` (RFC 7617), a native Neo4j user.
+/// - `Bearer`: `Authorization: Bearer <token>` with the token **exactly as the identity
+///   provider issued it** (for Neo4j Enterprise or Aura with SSO/OIDC, the access or ID
+///   token: a JWT, three base64url parts joined by dots, `eyJ…`). The client does not
+///   encode it: a JWT already is header-safe text, and the server hands the value after
+///   `Bearer ` to its OIDC provider, which verifies the JWT as issued. Build it with
+///   [`Auth::bearer`], which refuses a value that cannot be one token.
 #[derive(Clone)]
 pub enum Auth {
     None,
@@ -16,7 +25,71 @@ pub enum Auth {
     Bearer(String),
 }
 
+/// A credential that cannot be sent: the message says which setting and why, never the
+/// secret itself.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct AuthConfigError(pub String);
+
 impl Auth {
+    /// A bearer token, sent as-is. Refused: an empty token; one that starts with the
+    /// scheme (`Bearer …`: the setting wants the token alone); and one with whitespace, a
+    /// line break or other control or non-ASCII characters anywhere, which no token
+    /// contains and which typically is the newline a file or `echo` left at its end. A
+    /// header cannot carry such a value, and trimming it silently would hide a pasted
+    /// value that is wrong in other ways too.
+    pub fn bearer(token: &str) -> Result<Auth, AuthConfigError> {
+        if token.is_empty() {
+            return Err(AuthConfigError("the bearer token is empty".into()));
+        }
+        if token
+            .get(..7)
+            .is_some_and(|s| s.eq_ignore_ascii_case("bearer "))
+        {
+            return Err(AuthConfigError(
+                "the bearer token starts with `Bearer `: give the token alone, the client adds the scheme".into(),
+            ));
+        }
+        if let Some((at, c)) = token
+            .char_indices()
+            .find(|(_, c)| c.is_whitespace() || c.is_control())
+        {
+            let what = match c {
+                '\n' | '\r' => "a line break",
+                c if c.is_whitespace() => "whitespace",
+                _ => "a control character",
+            };
+            return Err(AuthConfigError(format!(
+                "the bearer token contains {what} at byte {at} of {}: a token is sent as-is \
+                 (`Authorization: Bearer <token>`) and cannot contain one; remove it (often the \
+                 newline at the end of a file or of `echo` output)",
+                token.len()
+            )));
+        }
+        if let Some((at, _)) = token.char_indices().find(|(_, c)| !c.is_ascii()) {
+            return Err(AuthConfigError(format!(
+                "the bearer token contains a non-ASCII character at byte {at}: tokens (JWTs) are ASCII"
+            )));
+        }
+        Ok(Auth::Bearer(token.to_string()))
+    }
+
+    /// The authentication the settings ask for: a non-empty `token` means bearer (then
+    /// `user` and `password` are not used), else a non-empty `user` means basic with
+    /// `password`, else none (a server with authentication disabled).
+    pub fn from_settings(user: &str, password: &str, token: &str) -> Result<Auth, AuthConfigError> {
+        if !token.is_empty() {
+            return Auth::bearer(token);
+        }
+        if user.is_empty() {
+            return Ok(Auth::None);
+        }
+        Ok(Auth::Basic {
+            user: user.to_string(),
+            password: password.to_string(),
+        })
+    }
+
     /// The `Authorization` header value, if any.
     pub fn header(&self) -> Option<String> {
         match self {
@@ -64,5 +137,59 @@ impl Config {
             "{}/db/{database}/query/v2",
             self.origin.trim_end_matches('/')
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A JWT as Aura's SSO issues them (header.payload.signature, base64url).
+    const JWT: &str = "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhbGljZSIsImF1ZCI6Im5lbzRqIn0.c2lnbmF0dXJlLV8";
+
+    #[test]
+    fn a_token_is_sent_as_is() {
+        let auth = Auth::bearer(JWT).unwrap();
+        assert_eq!(auth.header(), Some(format!("Bearer {JWT}")));
+        // Not base64 of it, not trimmed, not altered.
+        let padded = "YWJj+/==";
+        assert_eq!(
+            Auth::bearer(padded).unwrap().header().as_deref(),
+            Some("Bearer YWJj+/==")
+        );
+    }
+
+    #[test]
+    fn tokens_that_cannot_be_sent_are_config_errors_without_the_secret() {
+        for (bad, says) in [
+            ("", "empty"),
+            ("Bearer abc", "starts with `Bearer `"),
+            ("bearer abc", "starts with `Bearer `"),
+            (&format!("{JWT}\n") as &str, "a line break at byte 92 of 93"),
+            ("abc\r\n", "a line break"),
+            (" abc", "whitespace at byte 0"),
+            ("ab c", "whitespace"),
+            ("ab\tc", "whitespace"),
+            ("ab\u{7f}c", "a control character"),
+            ("abcé", "non-ASCII"),
+        ] {
+            let e = Auth::bearer(bad).unwrap_err();
+            assert!(e.0.contains(says), "{bad:?}: {e}");
+            assert!(!e.0.contains("abc") && !e.0.contains("eyJ"), "{e}");
+        }
+    }
+
+    #[test]
+    fn settings_choose_bearer_then_basic_then_none() {
+        assert!(matches!(
+            Auth::from_settings("neo4j", "pw", JWT),
+            Ok(Auth::Bearer(t)) if t == JWT
+        ));
+        assert!(matches!(
+            Auth::from_settings("reader", "pw", ""),
+            Ok(Auth::Basic { user, password }) if user == "reader" && password == "pw"
+        ));
+        assert!(matches!(Auth::from_settings("", "", ""), Ok(Auth::None)));
+        assert!(Auth::from_settings("neo4j", "pw", "tok\n").is_err());
     }
 }

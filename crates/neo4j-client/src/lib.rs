@@ -12,7 +12,7 @@ mod value;
 
 pub use bookmarks::Bookmarks;
 pub use client::{AccessMode, Client, Counters, QueryResult, Transaction, parse_run_response};
-pub use config::{Auth, Config};
+pub use config::{Auth, AuthConfigError, Config};
 pub use error::{ErrorKind, Neo4jError, TOO_EXPENSIVE};
 pub use notifications::{Notification, Position};
 pub use transport::{
