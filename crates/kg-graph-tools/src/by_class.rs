@@ -4,9 +4,10 @@ use crate::args;
 use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
-use crate::schema::{labels, require_label};
+use crate::schema::require_label;
+use crate::session::Graph;
 use kg_wit::types::Error;
-use neo4j_client::{AccessMode, Client, Transport, Value};
+use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 
 pub const NAME: &str = "get_instances_by_class";
@@ -125,7 +126,7 @@ fn condition(index: usize, filter: &Json) -> Result<(String, Json), Error> {
     Ok((text, value))
 }
 
-pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutput, Error> {
+pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolOutput, Error> {
     let args = args::object(
         NAME,
         arguments,
@@ -154,7 +155,7 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
         conditions.push(text);
         params.insert(format!("v{index}"), value);
     }
-    require_label(&class, &labels(client).map_err(graph_error)?)?;
+    require_label(&class, &client.labels(&[&class]).map_err(graph_error)?)?;
 
     let filter_clause = if conditions.is_empty() {
         String::new()

@@ -12,9 +12,10 @@ use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
 use crate::neighbors::graph_node;
-use crate::schema::{labels, require_label};
+use crate::schema::require_label;
+use crate::session::Graph;
 use kg_wit::types::{Error, GraphData};
-use neo4j_client::{AccessMode, Client, Transport, Value};
+use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 use std::collections::BTreeMap;
 
@@ -40,12 +41,12 @@ pub fn spec() -> (&'static str, &'static str, Json) {
     )
 }
 
-pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutput, Error> {
+pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolOutput, Error> {
     let args = args::object(NAME, arguments, &["class_name", "sample_size"])?;
     let class = args::optional_string(&args, "class_name")?
         .ok_or_else(|| args::invalid("`class_name` is required"))?;
     let sample_size = args::optional_integer(&args, "sample_size", 3, 0, 10)?;
-    let known = labels(client).map_err(graph_error)?;
+    let known = client.labels(&[&class]).map_err(graph_error)?;
     require_label(&class, &known)?;
     let label = quote_name(&class);
     let read = |statement: &str, params: Map<String, Json>| {

@@ -4,8 +4,9 @@
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
 use crate::ontology::META_LABELS;
+use crate::session::Graph;
 use kg_wit::types::{Error, ErrorCode};
-use neo4j_client::{AccessMode, Client, Transport, Value};
+use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 
 /// How to match the resolved instance again in a later query: a property and its value.
@@ -23,7 +24,7 @@ impl InstanceKey {
 }
 
 pub fn resolve<T: Transport>(
-    client: &Client<T>,
+    client: &Graph<'_, T>,
     reference: &str,
     class: Option<&str>,
 ) -> Result<InstanceKey, Error> {

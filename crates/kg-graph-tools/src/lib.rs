@@ -20,9 +20,13 @@ mod path;
 mod read_cypher;
 mod schema;
 mod search;
+mod session;
+#[cfg(test)]
+mod session_tests;
 mod statistics;
 
 pub use byte_cap::MAX_RESULT_BYTES;
-pub use catalog::{ToolOutput, call, specs};
+pub use catalog::{ToolOutput, call, call_in, hints, log_line, specs};
 pub use graph_error::graph_error;
 pub use schema::close_matches;
+pub use session::{Graph, Noted, Session};

@@ -5,9 +5,10 @@ use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
 use crate::instance::resolve;
-use crate::schema::{labels, relationship_types, require_label, require_relationship_type};
+use crate::schema::{require_label, require_relationship_type};
+use crate::session::Graph;
 use kg_wit::types::{Error, GraphData, GraphEdge, GraphNode};
-use neo4j_client::{AccessMode, Client, Transport, Value};
+use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 use std::collections::BTreeMap;
 
@@ -16,7 +17,7 @@ pub const NAME: &str = "get_instance_neighbors";
 pub fn spec() -> (&'static str, &'static str, Json) {
     (
         NAME,
-        "Show the instances connected to one instance (by id or name) within 1 to 3 hops, optionally only along some relationship types and in one direction.",
+        "Show the instances connected to one instance (by id or name) within 1 to 3 hops, optionally only along some relationship types and in one direction. Each neighbour comes with its `id` (its key: use it as `instance` here or as the entity id of an action; `name` for an instance without an id), its caption and its distance.",
         json!({
             "type": "object",
             "properties": {
@@ -33,7 +34,7 @@ pub fn spec() -> (&'static str, &'static str, Json) {
     )
 }
 
-pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutput, Error> {
+pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolOutput, Error> {
     let args = args::object(
         NAME,
         arguments,
@@ -84,10 +85,11 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
         }
     };
     if let Some(class) = &class {
-        require_label(class, &labels(client).map_err(graph_error)?)?;
+        require_label(class, &client.labels(&[class]).map_err(graph_error)?)?;
     }
     if !types.is_empty() {
-        let known = relationship_types(client).map_err(graph_error)?;
+        let needed: Vec<&str> = types.iter().map(String::as_str).collect();
+        let known = client.relationship_types(&needed).map_err(graph_error)?;
         for rel_type in &types {
             require_relationship_type(rel_type, &known)?;
         }
@@ -119,6 +121,7 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
 
     // Nodes keyed by element id with their smallest distance; edges deduplicated.
     let mut nodes: BTreeMap<String, (GraphNode, usize)> = BTreeMap::new();
+    let mut keys: BTreeMap<String, (&'static str, String)> = BTreeMap::new();
     let mut edges: BTreeMap<String, GraphEdge> = BTreeMap::new();
     let mut start = None;
     for row in result.rows.iter().take(limit as usize) {
@@ -131,6 +134,9 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
         };
         for (distance, node) in path_nodes.iter().enumerate() {
             if let Some(graph_node) = graph_node(node) {
+                if let Some(key) = business_key(node) {
+                    keys.insert(graph_node.id.clone(), key);
+                }
                 if distance == 0 {
                     start = Some(graph_node.id.clone());
                 }
@@ -149,7 +155,7 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
     let neighbors: Vec<Json> = nodes
         .values()
         .filter(|(n, _)| Some(&n.id) != start.as_ref())
-        .map(|(n, distance)| json!({"element_id": n.id, "labels": n.labels, "caption": n.caption, "distance": distance}))
+        .map(|(n, distance)| neighbor(n, *distance, keys.get(&n.id)))
         .collect();
     let relationships: Vec<Json> = edges
         .values()
@@ -189,6 +195,37 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
         }),
         truncated,
     })
+}
+
+/// How other tools and actions address an instance: the same rule as `instance::resolve`
+/// (the `id` property, the key of every entity in the action catalog, else `name`).
+pub fn business_key(node: &Value) -> Option<(&'static str, String)> {
+    let Value::Node { properties, .. } = node else {
+        return None;
+    };
+    ["id", "name"].into_iter().find_map(|k| {
+        properties
+            .get(k)
+            .and_then(Value::as_str)
+            .map(|v| (k, v.to_string()))
+    })
+}
+
+/// One neighbour for the agent, compact: its element id, labels, business key as its own
+/// field (`"id": "PO-0003"`, or `"name"` for an instance without an id), its caption when
+/// that says more than the key, and its distance in hops.
+fn neighbor(node: &GraphNode, distance: usize, key: Option<&(&'static str, String)>) -> Json {
+    let mut entry = Map::new();
+    entry.insert("element_id".into(), json!(node.id));
+    entry.insert("labels".into(), json!(node.labels));
+    if let Some((property, value)) = key {
+        entry.insert((*property).into(), json!(value));
+    }
+    if key.is_none_or(|(_, value)| *value != node.caption) {
+        entry.insert("caption".into(), json!(node.caption));
+    }
+    entry.insert("distance".into(), json!(distance));
+    Json::Object(entry)
 }
 
 pub fn props(properties: &BTreeMap<String, Value>) -> Json {

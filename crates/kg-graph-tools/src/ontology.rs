@@ -6,9 +6,9 @@ use crate::args;
 use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
-use crate::schema::{labels, relationship_types};
+use crate::session::Graph;
 use kg_wit::types::Error;
-use neo4j_client::{AccessMode, Client, Transport, Value};
+use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 
 pub const CLASSES: &str = "get_ontology_classes";
@@ -38,9 +38,9 @@ fn text(v: Option<&Value>) -> Json {
         .map_or(Json::Null, |s| Json::String(s.to_string()))
 }
 
-pub fn classes<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutput, Error> {
+pub fn classes<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolOutput, Error> {
     args::object(CLASSES, arguments, &[])?;
-    let known = labels(client).map_err(graph_error)?;
+    let known = client.labels(&[]).map_err(graph_error)?;
     let (classes, source) = if known.iter().any(|l| l == "OntologyClass") {
         let result = client
             .run(
@@ -110,11 +110,11 @@ pub fn classes<T: Transport>(client: &Client<T>, arguments: &str) -> Result<Tool
 }
 
 pub fn relationships<T: Transport>(
-    client: &Client<T>,
+    client: &Graph<'_, T>,
     arguments: &str,
 ) -> Result<ToolOutput, Error> {
     args::object(RELATIONSHIPS, arguments, &[])?;
-    let known = labels(client).map_err(graph_error)?;
+    let known = client.labels(&[]).map_err(graph_error)?;
     let (relationships, source, truncated) = if known.iter().any(|l| l == "OntologyRelationship") {
         let result = client
             .run(
@@ -130,7 +130,7 @@ pub fn relationships<T: Transport>(
             .collect();
         (items, "ontology", false)
     } else {
-        let types = relationship_types(client).map_err(graph_error)?;
+        let types = client.relationship_types(&[]).map_err(graph_error)?;
         let mut items = Vec::new();
         for rel_type in types.iter().take(MAX_ITEMS) {
             // Endpoints as observed on a sample of the relationships.

@@ -5,8 +5,9 @@ use crate::catalog::ToolOutput;
 use crate::graph_error::graph_error;
 use crate::instance::resolve;
 use crate::neighbors::{graph_edge, graph_node};
+use crate::session::Graph;
 use kg_wit::types::{Error, GraphData};
-use neo4j_client::{AccessMode, Client, Transport, Value};
+use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 use std::collections::BTreeMap;
 
@@ -30,7 +31,7 @@ pub fn spec() -> (&'static str, &'static str, Json) {
     )
 }
 
-pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutput, Error> {
+pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolOutput, Error> {
     let args = args::object(NAME, arguments, &["start", "end", "max_depth", "limit"])?;
     let start = args::optional_string(&args, "start")?
         .ok_or_else(|| args::invalid("`start` is required"))?;

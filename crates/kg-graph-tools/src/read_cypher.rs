@@ -9,9 +9,10 @@ use crate::explain::require_read_only;
 use crate::graph_error::{graph_error, too_expensive, too_expensive_by_graph};
 use crate::guard::{self, Rejection};
 use crate::neighbors::{graph_edge, graph_node};
-use crate::schema::{labels, relationship_types, require_label, require_relationship_type};
+use crate::schema::{require_label, require_relationship_type};
+use crate::session::Graph;
 use kg_wit::types::{Error, ErrorCode, GraphData};
-use neo4j_client::{AccessMode, Client, Transport, Value};
+use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 
 pub const NAME: &str = "run_read_cypher";
@@ -40,7 +41,7 @@ pub fn spec() -> (&'static str, &'static str, Json) {
 }
 
 pub fn run<T: Transport>(
-    client: &Client<T>,
+    client: &Graph<'_, T>,
     transport: &T,
     arguments: &str,
 ) -> Result<ToolOutput, Error> {
@@ -87,13 +88,19 @@ pub fn run<T: Transport>(
         ),
     })?;
     if !checked.labels.is_empty() {
-        let known = labels(client).map_err(graph_error)?;
+        let needed: Vec<&str> = checked.labels.iter().map(String::as_str).collect();
+        let known = client.labels(&needed).map_err(graph_error)?;
         for label in &checked.labels {
             require_label(label, &known)?;
         }
     }
     if !checked.relationship_types.is_empty() {
-        let known = relationship_types(client).map_err(graph_error)?;
+        let needed: Vec<&str> = checked
+            .relationship_types
+            .iter()
+            .map(String::as_str)
+            .collect();
+        let known = client.relationship_types(&needed).map_err(graph_error)?;
         for rel_type in &checked.relationship_types {
             require_relationship_type(rel_type, &known)?;
         }

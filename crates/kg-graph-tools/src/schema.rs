@@ -1,37 +1,5 @@
 use kg_wit::types::{Error, ErrorCode};
-use neo4j_client::{AccessMode, Client, Transport};
-use serde_json::{Map, json};
-
-/// The labels in use, from the live schema.
-pub fn labels<T: Transport>(client: &Client<T>) -> Result<Vec<String>, neo4j_client::Neo4jError> {
-    names(
-        client,
-        "CALL db.labels() YIELD label RETURN label ORDER BY label LIMIT 1000",
-    )
-}
-
-/// The relationship types in use, from the live schema.
-pub fn relationship_types<T: Transport>(
-    client: &Client<T>,
-) -> Result<Vec<String>, neo4j_client::Neo4jError> {
-    names(
-        client,
-        "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType ORDER BY relationshipType LIMIT 1000",
-    )
-}
-
-/// The first column of a READ statement, as strings.
-fn names<T: Transport>(
-    client: &Client<T>,
-    statement: &str,
-) -> Result<Vec<String>, neo4j_client::Neo4jError> {
-    let result = client.run(statement, Map::new(), AccessMode::Read)?;
-    Ok(result
-        .rows
-        .iter()
-        .filter_map(|r| r.first()?.as_str().map(str::to_string))
-        .collect())
-}
+use serde_json::json;
 
 /// An unknown label is a not-found error that lists the close matches.
 pub fn require_label(label: &str, known: &[String]) -> Result<(), Error> {

@@ -6,9 +6,10 @@ use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
 use crate::ontology::META_LABELS;
-use crate::schema::{labels, require_label};
+use crate::schema::require_label;
+use crate::session::Graph;
 use kg_wit::types::{Error, GraphData, GraphNode};
-use neo4j_client::{AccessMode, Client, Transport, Value};
+use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 
 pub const NAME: &str = "search_instances";
@@ -41,7 +42,7 @@ const MATCHING: &str = "WITH n, [k IN keys(n) WHERE CASE WHEN n[k] STARTS WITH '
        ELSE 2 END AS rank \
      RETURN n, rank, matched ORDER BY rank, n.id, n.name LIMIT $limit";
 
-pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutput, Error> {
+pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolOutput, Error> {
     let args = args::object(NAME, arguments, &["search_term", "class_name", "limit"])?;
     let term = args::optional_string(&args, "search_term")?
         .ok_or_else(|| args::invalid("`search_term` is required"))?;
@@ -55,7 +56,7 @@ pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutp
 
     let pattern = match &class {
         Some(class) => {
-            require_label(class, &labels(client).map_err(graph_error)?)?;
+            require_label(class, &client.labels(&[class]).map_err(graph_error)?)?;
             format!("MATCH (n:{}) ", quote_name(class))
         }
         None => format!(

@@ -4,9 +4,10 @@ use crate::args;
 use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
-use crate::schema::{labels, require_label};
+use crate::schema::require_label;
+use crate::session::Graph;
 use kg_wit::types::Error;
-use neo4j_client::{AccessMode, Client, Transport, Value};
+use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 
 pub const NAME: &str = "get_node_statistics";
@@ -28,12 +29,13 @@ pub fn spec() -> (&'static str, &'static str, Json) {
     )
 }
 
-pub fn run<T: Transport>(client: &Client<T>, arguments: &str) -> Result<ToolOutput, Error> {
+pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolOutput, Error> {
     let args = args::object(NAME, arguments, &["label", "sample_size"])?;
     let label = args::optional_string(&args, "label")?;
     let sample_size = args::optional_integer(&args, "sample_size", 3, 0, 10)?;
 
-    let known = labels(client).map_err(graph_error)?;
+    let needed: Vec<&str> = label.iter().map(String::as_str).collect();
+    let known = client.labels(&needed).map_err(graph_error)?;
     let (counts, truncated) = match &label {
         Some(label) => {
             require_label(label, &known)?;

@@ -1,0 +1,148 @@
+//! What the tool calls of one incoming request share: the live schema's label and
+//! relationship-type lists (looked up at most once per request, see [`Session`]) and the
+//! server's notifications about every statement the tools sent.
+//!
+//! In the Spin app a component instance lives for exactly one incoming request (Spin and
+//! devhost instantiate the composed dispatcher, dependencies included, per request), so
+//! the query-tools component keeps one `Session` per instance: a turn's tool calls reuse
+//! the lists, and the next request starts afresh.
+
+use neo4j_client::{AccessMode, Client, Neo4jError, Notification, QueryResult, Transport};
+use serde_json::{Map, Value as Json};
+use std::sync::Mutex;
+
+const LABELS: &str = "CALL db.labels() YIELD label RETURN label ORDER BY label LIMIT 1000";
+const RELATIONSHIP_TYPES: &str = "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType ORDER BY relationshipType LIMIT 1000";
+
+/// One request's schema lists and notifications. A list is read from the graph the first
+/// time a tool needs it; it is read once more only when a tool asks for a name the list
+/// lacks (a label a write in this same request may just have created), and only once per
+/// request, so an unknown name costs at most one extra look-up.
+#[derive(Default)]
+pub struct Session {
+    labels: Mutex<Names>,
+    relationship_types: Mutex<Names>,
+    notes: Mutex<Vec<Noted>>,
+}
+
+#[derive(Default)]
+struct Names {
+    list: Option<Vec<String>>,
+    refreshed: bool,
+    lookups: usize,
+}
+
+/// A notification and the statement it is about.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Noted {
+    pub statement: String,
+    pub notification: Notification,
+}
+
+impl Session {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Schema statements sent so far (`db.labels()`, `db.relationshipTypes()`).
+    pub fn schema_lookups(&self) -> usize {
+        lock(&self.labels).lookups + lock(&self.relationship_types).lookups
+    }
+
+    /// The notifications recorded since the last call, oldest first.
+    pub fn take_notifications(&self) -> Vec<Noted> {
+        std::mem::take(&mut *lock(&self.notes))
+    }
+
+    pub(crate) fn notes_len(&self) -> usize {
+        lock(&self.notes).len()
+    }
+
+    pub(crate) fn notes_since(&self, from: usize) -> Vec<Noted> {
+        lock(&self.notes)
+            .get(from..)
+            .map(<[Noted]>::to_vec)
+            .unwrap_or_default()
+    }
+
+    fn record(&self, statement: &str, result: &QueryResult) {
+        if result.notifications.is_empty() {
+            return;
+        }
+        lock(&self.notes).extend(result.notifications.iter().map(|n| Noted {
+            statement: statement.to_string(),
+            notification: n.clone(),
+        }));
+    }
+}
+
+fn lock<V>(m: &Mutex<V>) -> std::sync::MutexGuard<'_, V> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A client used within a [`Session`]: every statement's notifications are recorded, and
+/// schema lists come from the session.
+pub struct Graph<'a, T> {
+    client: &'a Client<T>,
+    session: &'a Session,
+}
+
+impl<'a, T: Transport> Graph<'a, T> {
+    pub fn new(client: &'a Client<T>, session: &'a Session) -> Self {
+        Graph { client, session }
+    }
+
+    pub fn config(&self) -> &neo4j_client::Config {
+        self.client.config()
+    }
+
+    /// Runs one statement (see [`Client::run`]) and records its notifications.
+    pub fn run(
+        &self,
+        statement: &str,
+        parameters: Map<String, Json>,
+        mode: AccessMode,
+    ) -> Result<QueryResult, Neo4jError> {
+        let result = self.client.run(statement, parameters, mode)?;
+        self.session.record(statement, &result);
+        Ok(result)
+    }
+
+    /// The labels in use, each of `needed` among them if the graph has it.
+    pub fn labels(&self, needed: &[&str]) -> Result<Vec<String>, Neo4jError> {
+        self.names(&self.session.labels, LABELS, needed)
+    }
+
+    /// The relationship types in use, each of `needed` among them if the graph has it.
+    pub fn relationship_types(&self, needed: &[&str]) -> Result<Vec<String>, Neo4jError> {
+        self.names(&self.session.relationship_types, RELATIONSHIP_TYPES, needed)
+    }
+
+    fn names(
+        &self,
+        cache: &Mutex<Names>,
+        statement: &str,
+        needed: &[&str],
+    ) -> Result<Vec<String>, Neo4jError> {
+        let mut names = lock(cache);
+        let stale = match &names.list {
+            None => true,
+            Some(list) => !names.refreshed && needed.iter().any(|n| !list.iter().any(|k| k == n)),
+        };
+        if stale {
+            if names.list.is_some() {
+                names.refreshed = true;
+            }
+            names.lookups += 1;
+            let result = self.run(statement, Map::new(), AccessMode::Read)?;
+            names.list = Some(
+                result
+                    .rows
+                    .iter()
+                    .filter_map(|r| r.first()?.as_str().map(str::to_string))
+                    .collect(),
+            );
+        }
+        Ok(names.list.clone().unwrap_or_default())
+    }
+}
