@@ -24,6 +24,11 @@
 //!   application/vnd.neo4j.query, …`), while tests that build requests by hand (reqwest,
 //!   ureq) send no such `Accept`. Should the client ever stop asking for it, nothing is
 //!   captured and the lint gate fails on an empty capture: loudly, not silently.
+//!
+//! Every request of the query endpoints, the test's own included, is also appended to
+//! `requests-<pid>.jsonl`, one JSON object per line with the columns of
+//! `CALL devgraph.requests()` (see [`crate::requests`]): its kind, statement, access mode,
+//! transaction, the bookmarks it sent and the bookmark its answer carried, its status.
 
 use serde_json::json;
 use std::collections::HashSet;
@@ -55,6 +60,7 @@ pub struct Capture {
 struct State {
     statements: File,
     excluded: File,
+    requests: File,
     seen: HashSet<String>,
     seen_excluded: HashSet<String>,
     /// The texts `run_read_cypher` asked the graph to EXPLAIN.
@@ -70,11 +76,13 @@ impl Capture {
         let append = |path: &Path| OpenOptions::new().create(true).append(true).open(path);
         let statements = append(&statements_path)?;
         let excluded = append(&dir.join(format!("excluded-{pid}.jsonl")))?;
+        let requests = append(&dir.join(format!("requests-{pid}.jsonl")))?;
         Ok(Capture {
             statements_path,
             state: Mutex::new(State {
                 statements,
                 excluded,
+                requests,
                 seen: HashSet::new(),
                 seen_excluded: HashSet::new(),
                 explained: HashSet::new(),
@@ -129,6 +137,17 @@ impl Capture {
     }
 }
 
+impl Capture {
+    /// Appends one request's row (see [`crate::requests`]).
+    pub fn record_request(&self, row: &serde_json::Value) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let line = format!("{row}\n");
+        if let Err(e) = state.requests.write_all(line.as_bytes()) {
+            eprintln!("devgraph: request capture failed: {e}");
+        }
+    }
+}
+
 /// `text` without a leading keyword (any case) and the whitespace after it.
 fn strip_keyword<'a>(text: &'a str, keyword: &str) -> Option<&'a str> {
     let trimmed = text.trim_start();
@@ -153,6 +172,13 @@ pub fn marked_test(headers: &hyper::HeaderMap) -> bool {
     headers
         .get(TEST_HEADER)
         .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"test"))
+}
+
+/// Records a request's row when capture is on (a no-op otherwise).
+pub fn record_request(row: &serde_json::Value) {
+    if let Some(capture) = CAPTURE.get() {
+        capture.record_request(row);
+    }
 }
 
 /// Records a statement when capture is on (a no-op otherwise).

@@ -63,18 +63,43 @@ impl Neo4jError {
         )
     }
 
+    /// Neo4j's answer (`QueryController.transactionNotFoundResponse`) to a request for a
+    /// transaction this server does not know: expired, finished, or opened on another
+    /// cluster member (a request without the right `neo4j-cluster-affinity`).
     pub fn tx_not_found(id: &str) -> Self {
         Self::new(
             404,
-            "Neo.ClientError.Transaction.TransactionNotFound",
+            "Neo.ClientError.Request.Invalid",
             format!(
-                "Transaction with Id: \"{id}\" was not found. It may have timed out and therefore rolled back."
+                "Transaction with Id: \"{id}\" was not found. It may have timed out and therefore rolled back or the routing header 'neo4j-cluster-affinity' was not provided."
             ),
+        )
+    }
+
+    /// A bookmark this server did not issue and cannot read (a client error, HTTP 400).
+    pub fn invalid_bookmark(bookmark: &str, why: &str) -> Self {
+        Self::new(
+            400,
+            "Neo.ClientError.Transaction.InvalidBookmark",
+            format!("Supplied bookmark [{bookmark}] is not valid: {why}"),
         )
     }
 }
 
 pub fn from_grafeo(e: &Error) -> Neo4jError {
+    let error = classify(e);
+    // Grafeo reports some runtime failures (division by zero) outside its query kinds.
+    if error.status == 500 && error.message.contains("by zero") {
+        return Neo4jError::new(
+            400,
+            "Neo.ClientError.Statement.ArithmeticError",
+            error.message,
+        );
+    }
+    error
+}
+
+fn classify(e: &Error) -> Neo4jError {
     let message = e.to_string();
     let debug = format!("{e:?}");
     // Grafeo's error kinds are matched by name so a new variant degrades to UnknownError.
@@ -86,6 +111,10 @@ pub fn from_grafeo(e: &Error) -> Neo4jError {
                 (400, "Neo.ClientError.Statement.SemanticError")
             }
             "Timeout" => (400, "Neo.ClientError.Transaction.TransactionTimedOut"),
+            // Neo4j: `RETURN 1/0` fails with ArithmeticError ("/ by zero"), a client error.
+            _ if message.contains("by zero") => {
+                return Neo4jError::new(400, "Neo.ClientError.Statement.ArithmeticError", message);
+            }
             // Grafeo's own memory cap on one path search (`MATCH p=(a)-[*]-(b)`): the
             // statement asked for too much, as Neo4j's memory pool error says.
             _ if message.contains("of memory a path search may use") => {
@@ -101,7 +130,11 @@ pub fn from_grafeo(e: &Error) -> Neo4jError {
             _ => (500, "Neo.DatabaseError.Statement.ExecutionFailed"),
         }
     } else if debug.starts_with("Transaction(") {
-        if debug.contains("ReadOnly") {
+        if message.contains("committed after this one began wrote the same value of the key") {
+            // Another transaction committed the same value of a unique key first: Neo4j's
+            // writer would have waited for it and then failed the uniqueness check.
+            (400, "Neo.ClientError.Schema.ConstraintValidationFailed")
+        } else if debug.contains("ReadOnly") {
             (400, "Neo.ClientError.Statement.AccessMode")
         } else if debug.contains("Conflict")
             || debug.contains("Deadlock")

@@ -1,8 +1,11 @@
 //! The database side: auto-commit statements, explicit transactions with idle expiry, READ
 //! enforcement. Everything here is synchronous; the HTTP layer calls it off the reactor.
 
+use crate::bookmarks::Bookmarks;
 use crate::errors::{Neo4jError, from_grafeo};
-use crate::values::{Format, from_json, to_json};
+use crate::requests::Requests;
+use crate::values::{Format, from_json, from_typed_json, to_json};
+use base64::Engine;
 use grafeo::GrafeoDB;
 use grafeo::session::Session;
 use serde_json::{Map, Value as Json, json};
@@ -11,8 +14,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-/// Like Neo4j's default `server.queries.transaction_idle_timeout`… shortened for development.
+/// Neo4j's default `server.queryapi.transaction_idle_timeout` (60 s).
 pub const TX_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a request waits for a bookmark this server has not reached, by default.
+pub const DEFAULT_BOOKMARK_TIMEOUT: Duration = Duration::from_secs(1);
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum AccessMode {
@@ -37,6 +42,12 @@ struct OpenTx {
     mode: AccessMode,
     expires: Instant,
     limits: Limits,
+    /// The `neo4j-cluster-affinity` every follow-up request must send back.
+    affinity: String,
+    /// The bookmarks the begin request sent.
+    bookmarks_in: Vec<String>,
+    /// A statement of it changed something: its commit gets a new bookmark.
+    wrote: bool,
 }
 
 /// What a client asked to bound a statement with.
@@ -44,6 +55,37 @@ struct OpenTx {
 pub struct Limits {
     /// The Query API's `maxExecutionTime`, in seconds.
     pub max_execution_time: Option<f64>,
+}
+
+/// How a request is encoded and what its answer carries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shape {
+    /// The answer's value format (`Accept`).
+    pub format: Format,
+    /// The request body is typed JSON (`Content-Type: application/vnd.neo4j.query…`): its
+    /// parameters are decoded as typed values.
+    pub typed_parameters: bool,
+    /// `includeCounters: true`: the answer carries `counters`.
+    pub include_counters: bool,
+}
+
+impl Shape {
+    /// Plain parameters, counters included.
+    pub fn of(format: Format) -> Shape {
+        Shape {
+            format,
+            typed_parameters: false,
+            include_counters: true,
+        }
+    }
+}
+
+/// What the HTTP layer needs to know about an open transaction.
+#[derive(Clone, Debug)]
+pub struct TxInfo {
+    pub mode: AccessMode,
+    pub affinity: String,
+    pub bookmarks_in: Vec<String>,
 }
 
 pub struct Graph {
@@ -55,16 +97,33 @@ pub struct Graph {
     writes: Mutex<()>,
     transactions: Mutex<HashMap<String, OpenTx>>,
     next_tx: AtomicU64,
+    /// This process's name in affinities and bookmarks.
+    nonce: u64,
+    pub bookmarks: Bookmarks,
+    pub requests: Requests,
 }
 
 impl Graph {
     pub fn new(db: GrafeoDB) -> Self {
+        let nonce = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+            ^ (u64::from(std::process::id()) << 32);
         Graph {
             db,
             writes: Mutex::new(()),
             transactions: Mutex::new(HashMap::new()),
             next_tx: AtomicU64::new(1),
+            nonce,
+            bookmarks: Bookmarks::new(nonce, DEFAULT_BOOKMARK_TIMEOUT),
+            requests: Requests::default(),
         }
+    }
+
+    /// Waits this long for a bookmark not reached yet (default [`DEFAULT_BOOKMARK_TIMEOUT`]).
+    pub fn with_bookmark_timeout(mut self, timeout: Duration) -> Self {
+        self.bookmarks.timeout = timeout;
+        self
     }
 
     pub fn db(&self) -> &GrafeoDB {
@@ -79,7 +138,13 @@ impl Graph {
         mode: AccessMode,
         format: Format,
     ) -> Result<Json, Neo4jError> {
-        self.run_limited(statement, parameters, mode, format, Limits::default())
+        self.run_limited(
+            statement,
+            parameters,
+            mode,
+            Shape::of(format),
+            Limits::default(),
+        )
     }
 
     /// [`Graph::run`] bounded by the client's `limits`.
@@ -88,7 +153,7 @@ impl Graph {
         statement: &str,
         parameters: &Map<String, Json>,
         mode: AccessMode,
-        format: Format,
+        shape: Shape,
         limits: Limits,
     ) -> Result<Json, Neo4jError> {
         let started = std::time::Instant::now();
@@ -99,20 +164,49 @@ impl Graph {
             .max_execution_time
             .filter(|_| mode == AccessMode::Write)
         else {
-            return execute(&mut session, statement, parameters, mode, format, limits);
+            let (body, changed) = execute(
+                self,
+                &mut session,
+                statement,
+                parameters,
+                mode,
+                shape,
+                limits,
+            )?;
+            return Ok(self.with_bookmark(body, changed));
         };
         // A write with a time limit commits only within it, counted from its arrival (lock
         // waits included), as Neo4j's transaction timeout does: a statement that overran
         // (say, the process was frozen mid-statement) rolls back instead of committing
         // late. Clients rely on it to know when an unanswered write can no longer apply.
         session.begin_transaction().map_err(|e| from_grafeo(&e))?;
-        let result = execute(&mut session, statement, parameters, mode, format, limits);
+        let result = execute(
+            self,
+            &mut session,
+            statement,
+            parameters,
+            mode,
+            shape,
+            limits,
+        );
         if result.is_err() || started.elapsed().as_secs_f64() > seconds {
             let _ = session.rollback();
             return result.and(Err(Neo4jError::timed_out_by_client(seconds)));
         }
         session.commit().map_err(|e| from_grafeo(&e))?;
-        result
+        let (body, changed) = result?;
+        Ok(self.with_bookmark(body, changed))
+    }
+
+    /// An auto-commit answer with its bookmark: a new one when it changed something.
+    fn with_bookmark(&self, mut body: Json, changed: bool) -> Json {
+        let bookmark = if changed {
+            self.bookmarks.committed()
+        } else {
+            self.bookmarks.current()
+        };
+        body["bookmarks"] = json!([bookmark]);
+        body
     }
 
     pub fn begin(
@@ -121,36 +215,50 @@ impl Graph {
         first: Option<(&str, &Map<String, Json>)>,
         format: Format,
     ) -> Result<Json, Neo4jError> {
-        self.begin_limited(mode, first, format, Limits::default())
+        self.begin_limited(mode, first, Shape::of(format), Limits::default(), &[])
     }
 
-    /// [`Graph::begin`] with the client's `limits` on each statement of the transaction.
+    /// [`Graph::begin`] with the client's `limits` on each statement of the transaction,
+    /// remembering the `bookmarks` the request sent.
     pub fn begin_limited(
         &self,
         mode: AccessMode,
         first: Option<(&str, &Map<String, Json>)>,
-        format: Format,
+        shape: Shape,
         limits: Limits,
+        bookmarks: &[String],
     ) -> Result<Json, Neo4jError> {
         let mut session = self.db.session();
         session.begin_transaction().map_err(|e| from_grafeo(&e))?;
-        let mut body = match first {
+        let (mut body, wrote) = match first {
             Some((statement, parameters)) => {
-                match execute(&mut session, statement, parameters, mode, format, limits) {
-                    Ok(body) => body,
+                match execute(
+                    self,
+                    &mut session,
+                    statement,
+                    parameters,
+                    mode,
+                    shape,
+                    limits,
+                ) {
+                    Ok((body, changed)) => (body, changed),
                     Err(e) => {
                         let _ = session.rollback();
                         return Err(e);
                     }
                 }
             }
-            None => json!({"data": {"fields": [], "values": []}, "bookmarks": []}),
+            // Neo4j answers a begin without a statement with the transaction only.
+            None => (json!({}), false),
         };
         let id = format!(
             "devgraph-tx-{}",
             self.next_tx.fetch_add(1, Ordering::Relaxed)
         );
+        let affinity = base64::engine::general_purpose::STANDARD
+            .encode(format!("devgraph-{:016x}:{id}", self.nonce));
         let expires = Instant::now() + TX_IDLE_TIMEOUT;
+        strip_bookmarks(&mut body);
         body["transaction"] = json!({"id": id, "expires": expires_text()});
         self.lock().insert(
             id,
@@ -159,34 +267,53 @@ impl Graph {
                 mode,
                 expires,
                 limits,
+                affinity,
+                bookmarks_in: bookmarks.to_vec(),
+                wrote,
             },
         );
         Ok(body)
+    }
+
+    /// The mode, affinity and bookmarks of an open transaction.
+    pub fn tx_info(&self, id: &str) -> Option<TxInfo> {
+        self.lock().get(id).map(|tx| TxInfo {
+            mode: tx.mode,
+            affinity: tx.affinity.clone(),
+            bookmarks_in: tx.bookmarks_in.clone(),
+        })
     }
 
     /// Runs a statement in an open transaction; a failing statement rolls it back, as Neo4j does.
     pub fn run_in(
         &self,
         id: &str,
-        statement: &str,
-        parameters: &Map<String, Json>,
-        format: Format,
+        statement: Option<(&str, &Map<String, Json>)>,
+        shape: Shape,
     ) -> Result<Json, Neo4jError> {
         let mut transactions = self.lock();
         let tx = transactions
             .get_mut(id)
             .ok_or_else(|| Neo4jError::tx_not_found(id))?;
         let limits = tx.limits;
-        match execute(
-            &mut tx.session,
-            statement,
-            parameters,
-            tx.mode,
-            format,
-            limits,
-        ) {
-            Ok(mut body) => {
+        // A request without a statement keeps the transaction alive.
+        let result = match statement {
+            Some((statement, parameters)) => execute(
+                self,
+                &mut tx.session,
+                statement,
+                parameters,
+                tx.mode,
+                shape,
+                limits,
+            ),
+            None => Ok((json!({}), false)),
+        };
+        match result {
+            Ok((mut body, changed)) => {
+                tx.wrote |= changed;
                 tx.expires = Instant::now() + TX_IDLE_TIMEOUT;
+                strip_bookmarks(&mut body);
                 body["transaction"] = json!({"id": id, "expires": expires_text()});
                 Ok(body)
             }
@@ -203,7 +330,7 @@ impl Graph {
         &self,
         id: &str,
         last: Option<(&str, &Map<String, Json>)>,
-        format: Format,
+        shape: Shape,
     ) -> Result<Json, Neo4jError> {
         let mut tx = self
             .lock()
@@ -213,25 +340,39 @@ impl Graph {
             Some((statement, parameters)) => {
                 let limits = tx.limits;
                 match execute(
+                    self,
                     &mut tx.session,
                     statement,
                     parameters,
                     tx.mode,
-                    format,
+                    shape,
                     limits,
                 ) {
-                    Ok(body) => body,
+                    Ok((body, changed)) => {
+                        tx.wrote |= changed;
+                        body
+                    }
                     Err(e) => {
                         let _ = tx.session.rollback();
                         return Err(e);
                     }
                 }
             }
-            None => json!({"data": {"fields": [], "values": []}}),
+            // Neo4j answers a commit without a statement with the bookmarks only.
+            None => json!({}),
         };
+        // Commits that wrote are ordered with the auto-commit writes.
+        let _serialised = tx
+            .wrote
+            .then(|| self.writes.lock().unwrap_or_else(|p| p.into_inner()));
         tx.session.commit().map_err(|e| from_grafeo(&e))?;
         let mut body = body;
-        body["bookmarks"] = json!([format!("FB:devgraph-{id}")]);
+        let bookmark = if tx.wrote {
+            self.bookmarks.committed()
+        } else {
+            self.bookmarks.current()
+        };
+        body["bookmarks"] = json!([bookmark]);
         Ok(body)
     }
 
@@ -266,52 +407,141 @@ impl Graph {
     }
 }
 
+/// Answers inside an explicit transaction carry no bookmarks (Neo4j's
+/// `DriverResultSerializer` writes them on commit only).
+fn strip_bookmarks(body: &mut Json) {
+    if let Some(object) = body.as_object_mut() {
+        object.remove("bookmarks");
+    }
+}
+
+/// When a transaction idle from now expires, as Neo4j writes it: an ISO-8601 instant in
+/// UTC to the second (`2024-10-22T15:48:29Z`, Java's `Instant.toString()`).
 fn expires_text() -> String {
     let at = SystemTime::now() + TX_IDLE_TIMEOUT;
     let secs = at
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    format!("{secs}")
+    rfc3339(secs)
 }
 
+/// `secs` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rest = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3_600,
+        rest % 3_600 / 60,
+        rest % 60
+    )
+}
+
+/// Runs one statement in `session`: the answer body (without bookmarks) and whether it
+/// changed anything (data or schema).
 fn execute(
+    graph: &Graph,
     session: &mut Session,
     statement: &str,
     parameters: &Map<String, Json>,
     mode: AccessMode,
-    format: Format,
+    shape: Shape,
     limits: Limits,
-) -> Result<Json, Neo4jError> {
+) -> Result<(Json, bool), Neo4jError> {
+    let format = shape.format;
     if let Some(planned) = crate::explain::explained(statement) {
-        return crate::explain::answer(session, planned, parameters);
+        return crate::explain::answer(session, planned, parameters).map(|b| (b, false));
     }
     if let Some(profiled) = crate::explain::profiled(statement) {
         // Neo4j's PROFILE: the rows, and the plan with what running it measured.
         let started = Instant::now();
-        let mut body = execute(session, profiled, parameters, mode, format, limits)?;
+        let (mut body, changed) =
+            execute(graph, session, profiled, parameters, mode, shape, limits)?;
         let elapsed = started.elapsed();
         let rows = body["data"]["values"].as_array().map_or(0, Vec::len);
         let fields = body["data"]["fields"].clone();
         body["profiledQueryPlan"] =
             crate::explain::profile(session, profiled, parameters, rows, elapsed, fields);
-        return Ok(body);
+        return Ok((body, changed));
     }
     if statement.trim().is_empty() {
         return Err(Neo4jError::bad_request("statement is empty"));
     }
     // Injected transient errors (`--inject-transient`, see faults), before anything applies.
     if let Some(answer) = crate::faults::intercept(session, statement, mode == AccessMode::Write) {
-        return answer;
+        return answer.map(|b| (b, false));
     }
     let mut parameters = std::borrow::Cow::Borrowed(parameters);
+    // Rows devgraph computes itself (procedures Grafeo lacks, SHOW CONSTRAINTS), answered
+    // by a statement over them so YIELD / WHERE / RETURN after the call work.
+    let mut computed: Option<(String, Json)> = None;
+    match crate::constraints::parse(statement)? {
+        Some(crate::constraints::Ddl::Show { rest }) => {
+            if let crate::constraints::Done::Show { statement, rows } =
+                crate::constraints::run(session, &crate::constraints::Ddl::Show { rest })?
+            {
+                computed = Some((statement, rows));
+            }
+        }
+        Some(ddl) => {
+            if mode == AccessMode::Read {
+                return Err(Neo4jError::access_mode());
+            }
+            let crate::constraints::Done::Counted { added, removed } =
+                crate::constraints::run(session, &ddl)?
+            else {
+                return Err(Neo4jError::bad_request("not constraint DDL"));
+            };
+            let mut body = json!({"data": {"fields": [], "values": []}});
+            if shape.include_counters {
+                body["counters"] = counters_json(&NoCounters, added, removed);
+            }
+            return Ok((body, added + removed > 0));
+        }
+        None => {}
+    }
+    if computed.is_none()
+        && let Some((name, rest)) = crate::schema::called(statement)
+    {
+        let answer = |columns: &[&str], rows: Json| -> Result<_, Neo4jError> {
+            let rest = crate::schema::no_arguments(&name, rest)?;
+            Ok(Some((
+                crate::schema::rows_statement(&name, columns, rest)?,
+                rows,
+            )))
+        };
+        computed = match name.to_ascii_lowercase().as_str() {
+            // Neo4j 5's `CALL db.ping()`: is the database reachable.
+            "db.ping" => answer(&["success"], json!([{"success": true}]))?,
+            "devgraph.requests" => {
+                answer(crate::requests::COLUMNS, Json::Array(graph.requests.rows()))?
+            }
+            "devgraph.requests.clear" => {
+                answer(&["cleared"], json!([{"cleared": graph.requests.clear()}]))?
+            }
+            _ => None,
+        };
+    }
     // Neo4j's schema procedures, which Grafeo does not have.
-    let schema = crate::schema::rewrite(session, statement)?;
-    if let Some((_, rows)) = &schema {
+    if computed.is_none() {
+        computed = crate::schema::rewrite(session, statement)?;
+    }
+    if let Some((_, rows)) = &computed {
         parameters
             .to_mut()
             .insert(crate::schema::ROWS_PARAMETER.into(), rows.clone());
     }
-    let statement = schema.as_ref().map_or(statement, |(s, _)| s.as_str());
+    let statement = computed.as_ref().map_or(statement, |(s, _)| s.as_str());
     // Neo4j's vector and full-text index DDL and procedures, on Grafeo's own indexes.
     let rewritten = crate::indexes::rewrite(session, statement, &parameters)?;
     let statement = rewritten.as_deref().unwrap_or(statement);
@@ -322,10 +552,18 @@ fn execute(
     {
         return Err(Neo4jError::access_mode());
     }
-    let mut params: HashMap<String, grafeo::Value> = parameters
-        .iter()
-        .map(|(k, v)| (k.clone(), from_json(v)))
-        .collect();
+    let mut params: HashMap<String, grafeo::Value> = HashMap::with_capacity(parameters.len());
+    for (name, value) in parameters.iter() {
+        let value = if shape.typed_parameters && name != crate::schema::ROWS_PARAMETER {
+            let temporal = |function: &str, text: &str| typed_temporal(session, function, text);
+            from_typed_json(value, &temporal).map_err(|why| {
+                Neo4jError::bad_request(format!("The typed parameter `{name}` is invalid: {why}"))
+            })?
+        } else {
+            from_json(value)
+        };
+        params.insert(name.clone(), value);
+    }
     crate::indexes::store_vectors(&mut params);
     if let Some(seconds) = limits.max_execution_time {
         session.set_query_timeout(Some(Duration::from_secs_f64(seconds)));
@@ -366,22 +604,93 @@ fn execute(
     if budget.exceeded() {
         return Err(out_of_memory());
     }
-    let c = &result.counters;
-    let counters = json!({
-        "containsUpdates": c.contains_updates(),
-        "nodesCreated": c.nodes_created,
-        "nodesDeleted": c.nodes_deleted,
-        "propertiesSet": c.properties_set,
-        "relationshipsCreated": c.edges_created,
-        "relationshipsDeleted": c.edges_deleted,
-        "labelsAdded": c.labels_added,
-        "labelsRemoved": c.labels_removed,
-        "indexesAdded": 0, "indexesRemoved": 0, "constraintsAdded": 0, "constraintsRemoved": 0,
+    let changed = result.counters.contains_updates();
+    let mut body = json!({"data": {"fields": result.columns, "values": values}});
+    if shape.include_counters {
+        body["counters"] = counters_json(&result.counters, 0, 0);
+    }
+    Ok((body, changed))
+}
+
+/// The Query API's `counters` object.
+fn counters_json<C: CounterSource>(
+    c: &C,
+    constraints_added: u64,
+    constraints_removed: u64,
+) -> Json {
+    let (
+        nodes_created,
+        nodes_deleted,
+        properties_set,
+        edges_created,
+        edges_deleted,
+        labels_added,
+        labels_removed,
+    ) = c.numbers();
+    let contains_updates = nodes_created
+        + nodes_deleted
+        + properties_set
+        + edges_created
+        + edges_deleted
+        + labels_added
+        + labels_removed
+        + constraints_added
+        + constraints_removed
+        > 0;
+    json!({
+        "containsUpdates": contains_updates,
+        "nodesCreated": nodes_created,
+        "nodesDeleted": nodes_deleted,
+        "propertiesSet": properties_set,
+        "relationshipsCreated": edges_created,
+        "relationshipsDeleted": edges_deleted,
+        "labelsAdded": labels_added,
+        "labelsRemoved": labels_removed,
+        "indexesAdded": 0, "indexesRemoved": 0,
+        "constraintsAdded": constraints_added, "constraintsRemoved": constraints_removed,
         "containsSystemUpdates": false, "systemUpdates": 0,
-    });
-    Ok(json!({
-        "data": {"fields": result.columns, "values": values},
-        "counters": counters,
-        "bookmarks": [],
-    }))
+    })
+}
+
+/// Grafeo's counters, or none (constraint DDL).
+trait CounterSource {
+    fn numbers(&self) -> (u64, u64, u64, u64, u64, u64, u64);
+}
+
+#[derive(Default)]
+struct NoCounters;
+
+impl CounterSource for NoCounters {
+    fn numbers(&self) -> (u64, u64, u64, u64, u64, u64, u64) {
+        (0, 0, 0, 0, 0, 0, 0)
+    }
+}
+
+impl CounterSource for grafeo_core::execution::operators::WriteCounters {
+    fn numbers(&self) -> (u64, u64, u64, u64, u64, u64, u64) {
+        (
+            self.nodes_created,
+            self.nodes_deleted,
+            self.properties_set,
+            self.edges_created,
+            self.edges_deleted,
+            self.labels_added,
+            self.labels_removed,
+        )
+    }
+}
+
+/// A temporal text as a Grafeo value, by Grafeo's own parser (`RETURN date($v)`).
+fn typed_temporal(session: &Session, function: &str, text: &str) -> Option<grafeo::Value> {
+    let mut params = HashMap::new();
+    params.insert("v".to_string(), grafeo::Value::from(text));
+    let result = session
+        .execute_cypher_with_params(&format!("RETURN {function}($v) AS v"), params)
+        .ok()?;
+    result
+        .rows()
+        .first()?
+        .first()
+        .cloned()
+        .filter(|v| !matches!(v, grafeo::Value::Null))
 }

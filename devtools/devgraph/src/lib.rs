@@ -2,8 +2,10 @@
 //! kg-agent uses) on the embedded Grafeo engine, with a procurement demo dataset.
 //! Development and tests only; production talks to Neo4j 5.25+/Aura with the same client.
 
+pub mod bookmarks;
 pub mod budget;
 pub mod capture;
+pub mod constraints;
 pub mod demo;
 pub mod errors;
 pub mod explain;
@@ -11,6 +13,7 @@ pub mod faults;
 pub mod graph;
 pub mod http;
 pub mod indexes;
+pub mod requests;
 pub mod schema;
 pub mod values;
 

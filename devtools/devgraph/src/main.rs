@@ -49,6 +49,15 @@ struct Args {
     /// (the Cypher lint gate's input; see devgraph::capture).
     #[arg(long, env = "DEVGRAPH_CAPTURE_DIR")]
     capture_dir: Option<PathBuf>,
+    /// Refuse requests for an explicit transaction that do not send back its
+    /// `neo4j-cluster-affinity` (as a cluster member that does not know the transaction:
+    /// 404, "Transaction … was not found"). `false` turns the check off.
+    #[arg(long, env = "DEVGRAPH_AFFINITY_CHECK", default_value_t = true, action = clap::ArgAction::Set)]
+    affinity_check: bool,
+    /// How long a request waits for a bookmark devgraph has not reached before
+    /// `Neo.TransientError.Transaction.BookmarkTimeout`, in milliseconds.
+    #[arg(long, env = "DEVGRAPH_BOOKMARK_TIMEOUT_MS", default_value_t = 1000)]
+    bookmark_timeout_ms: u64,
 }
 
 #[tokio::main]
@@ -108,12 +117,11 @@ async fn run(args: Args) -> Result<()> {
         .await
         .with_context(|| format!("binding {}", args.listen))?;
     let address = listener.local_addr()?;
-    let server = Arc::new(Server {
-        graph: Graph::new(db),
-        database: args.database.clone(),
-        user: args.user.clone(),
-        password: args.password,
-    });
+    let graph = Graph::new(db)
+        .with_bookmark_timeout(std::time::Duration::from_millis(args.bookmark_timeout_ms));
+    let mut server = Server::new(graph, &args.database, &args.user, &args.password);
+    server.affinity_check = args.affinity_check;
+    let server = Arc::new(server);
     // Tests and scripts read this line; keep its shape.
     println!(
         "devgraph: listening on http://{address} (database `{}`, user `{}`{loaded})",

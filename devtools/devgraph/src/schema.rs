@@ -26,11 +26,9 @@ pub const ROWS_PARAMETER: &str = "__devgraph_schema_rows";
 /// The statement to run instead, and the rows to bind to [`ROWS_PARAMETER`], when
 /// `statement` calls one of the schema procedures.
 pub fn rewrite(session: &Session, statement: &str) -> Result<Option<(String, Json)>, Neo4jError> {
-    let trimmed = statement.trim_start();
-    let Some(rest) = strip_word(trimmed, "CALL") else {
+    let Some((name, rest)) = called(statement) else {
         return Ok(None);
     };
-    let (name, rest) = dotted_name(rest);
     let columns: &[&str] = match name.to_ascii_lowercase().as_str() {
         "db.schema.visualization" => &["nodes", "relationships"],
         "db.schema.nodetypeproperties" => &[
@@ -43,6 +41,24 @@ pub fn rewrite(session: &Session, statement: &str) -> Result<Option<(String, Jso
         "db.schema.reltypeproperties" => &["relType", "propertyName", "propertyTypes", "mandatory"],
         _ => return Ok(None),
     };
+    let rest = no_arguments(&name, rest)?;
+    let rows = match columns[0] {
+        "nodes" => visualization(session)?,
+        "nodeType" => node_type_properties(session)?,
+        _ => rel_type_properties(session)?,
+    };
+    Ok(Some((rows_statement(&name, columns, rest)?, rows)))
+}
+
+/// `CALL a.b.c…`: the procedure's name and what follows it.
+pub fn called(statement: &str) -> Option<(String, &str)> {
+    let rest = strip_word(statement.trim_start(), "CALL")?;
+    let (name, rest) = dotted_name(rest);
+    Some((name, rest))
+}
+
+/// The text after `name()` (which must take no arguments).
+pub fn no_arguments<'a>(name: &str, rest: &'a str) -> Result<&'a str, Neo4jError> {
     let rest = rest.trim_start();
     let Some(rest) = rest.strip_prefix('(').map(str::trim_start) else {
         return Err(syntax(format!("`{name}` must be called with `()`")));
@@ -50,15 +66,23 @@ pub fn rewrite(session: &Session, statement: &str) -> Result<Option<(String, Jso
     let Some(rest) = rest.strip_prefix(')') else {
         return Err(syntax(format!("`{name}` takes no arguments")));
     };
-    let rest = rest.trim();
-    let rows = match columns[0] {
-        "nodes" => visualization(session)?,
-        "nodeType" => node_type_properties(session)?,
-        _ => rel_type_properties(session)?,
-    };
+    Ok(rest.trim())
+}
+
+/// The statement that answers procedure `name` (or a `SHOW` command) from rows bound to
+/// [`ROWS_PARAMETER`]: `UNWIND $rows AS row WITH row.col AS col, … <rest>`, so `YIELD`,
+/// `WHERE` and `RETURN` after it work as in Neo4j; alone, it returns every column.
+pub fn rows_statement(name: &str, columns: &[&str], rest: &str) -> Result<String, Neo4jError> {
     let row = |c: &str| format!("__devgraph_row.`{c}` AS `{c}`");
     let unwind = format!("UNWIND ${ROWS_PARAMETER} AS __devgraph_row");
-    let statement = match strip_word(rest, "YIELD") {
+    let all = || {
+        columns
+            .iter()
+            .map(|c| row(c))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Ok(match strip_word(rest, "YIELD") {
         Some(yielded) => {
             // `YIELD a, b AS c [WHERE …] <rest>`: the yielded names, then the rest.
             let (items, after) = yield_items(yielded);
@@ -76,33 +100,44 @@ pub fn rewrite(session: &Session, statement: &str) -> Result<Option<(String, Jso
                 }
                 projections.push(format!("__devgraph_row.`{column}` AS `{alias}`"));
             }
-            format!("{unwind} WITH {} {after}", projections.join(", "))
+            let names: Vec<String> = items
+                .iter()
+                .flat_map(|(c, a)| {
+                    if c == "*" {
+                        columns.iter().map(|c| format!("`{c}`")).collect()
+                    } else {
+                        vec![format!("`{a}`")]
+                    }
+                })
+                .collect();
+            if after.is_empty() || after == ";" {
+                // A standalone `CALL p() YIELD a`: the yielded columns.
+                format!("{unwind} RETURN {}", projections.join(", "))
+            } else if strip_word(after, "WHERE").is_some() && !contains_word(after, "RETURN") {
+                format!(
+                    "{unwind} WITH {} {after} RETURN {}",
+                    projections.join(", "),
+                    names.join(", ")
+                )
+            } else {
+                format!("{unwind} WITH {} {after}", projections.join(", "))
+            }
         }
-        None if rest.is_empty() || rest == ";" => format!(
-            "{unwind} RETURN {}",
-            columns
-                .iter()
-                .map(|c| row(c))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        None => format!(
-            "{unwind} WITH {} {rest}",
-            columns
-                .iter()
-                .map(|c| row(c))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    Ok(Some((statement, rows)))
+        None if rest.is_empty() || rest == ";" => format!("{unwind} RETURN {}", all()),
+        None => format!("{unwind} WITH {} {rest}", all()),
+    })
 }
 
-fn syntax(message: String) -> Neo4jError {
+fn contains_word(text: &str, word: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| w.eq_ignore_ascii_case(word))
+}
+
+pub fn syntax(message: String) -> Neo4jError {
     Neo4jError::new(400, "Neo.ClientError.Statement.SyntaxError", message)
 }
 
-fn strip_word<'a>(text: &'a str, word: &str) -> Option<&'a str> {
+pub fn strip_word<'a>(text: &'a str, word: &str) -> Option<&'a str> {
     let head = text.get(..word.len())?;
     let rest = &text[word.len()..];
     (head.eq_ignore_ascii_case(word) && rest.starts_with(char::is_whitespace))

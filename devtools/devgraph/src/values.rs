@@ -4,7 +4,7 @@
 
 use base64::Engine;
 use grafeo::Value;
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Value as Json, json};
 
 /// Neo4j-shaped element ids: `4:` for nodes and `5:` for relationships, as Neo4j 5 does.
 pub fn node_element_id(id: i64) -> String {
@@ -15,7 +15,7 @@ pub fn relationship_element_id(id: i64) -> String {
     format!("5:devgraph:{id}")
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     Plain,
     Typed,
@@ -169,8 +169,14 @@ pub fn to_json(value: &Value, format: Format) -> Json {
             Json::String(base64::engine::general_purpose::STANDARD.encode(b)),
         ),
         Value::Date(d) => typed("Date", Json::String(d.to_string())),
-        Value::Time(t) => typed("Time", Json::String(t.to_string())),
-        Value::Timestamp(t) => typed("OffsetDateTime", Json::String(t.to_string())),
+        // Neo4j's TIME carries an offset, its LOCAL TIME none; Grafeo's Time is either.
+        Value::Time(t) if t.offset_seconds().is_some() => {
+            typed("Time", Json::String(t.to_string()))
+        }
+        Value::Time(t) => typed("LocalTime", Json::String(t.to_string())),
+        // Grafeo's Timestamp is its LOCAL DATETIME (what `localdatetime()` returns);
+        // `datetime()` returns a ZonedDatetime, which has a fixed offset only.
+        Value::Timestamp(t) => typed("LocalDateTime", Json::String(t.to_local_text())),
         Value::ZonedDatetime(t) => typed("OffsetDateTime", Json::String(t.to_string())),
         Value::Duration(d) => typed("Duration", Json::String(d.to_string())),
         Value::List(items) => typed(
@@ -209,8 +215,8 @@ pub fn to_json(value: &Value, format: Format) -> Json {
     }
 }
 
-/// A JSON parameter as a Grafeo value. Typed-JSON parameters (`$type`/`_value`) are
-/// accepted for the scalar types.
+/// A plain-JSON parameter as a Grafeo value: objects are maps, as Neo4j reads
+/// `application/json` bodies (a `{"$type": …}` object is a map there too).
 pub fn from_json(json: &Json) -> Value {
     match json {
         Json::Null => Value::Null,
@@ -221,31 +227,124 @@ pub fn from_json(json: &Json) -> Value {
             .unwrap_or_else(|| Value::Float64(n.as_f64().unwrap_or(f64::NAN))),
         Json::String(s) => Value::from(s.as_str()),
         Json::Array(items) => Value::List(items.iter().map(from_json).collect::<Vec<_>>().into()),
-        Json::Object(map) => from_typed(map).unwrap_or_else(|| {
-            Value::Map(std::sync::Arc::new(
-                map.iter()
-                    .map(|(k, v)| (k.as_str().into(), from_json(v)))
-                    .collect(),
-            ))
-        }),
+        Json::Object(map) => Value::Map(std::sync::Arc::new(
+            map.iter()
+                .map(|(k, v)| (k.as_str().into(), from_json(v)))
+                .collect(),
+        )),
     }
 }
 
-fn from_typed(map: &Map<String, Json>) -> Option<Value> {
-    let (Some(Json::String(t)), Some(v), 2) = (map.get("$type"), map.get("_value"), map.len())
-    else {
-        return None;
+/// Turns a temporal text into a Grafeo value with Grafeo's own parser (the Cypher
+/// function named), `None` when the text is not one.
+pub type Temporal<'a> = &'a dyn Fn(&str, &str) -> Option<Value>;
+
+/// A parameter of a request sent as typed JSON (`Content-Type:
+/// application/vnd.neo4j.query…`): every `{"$type": T, "_value": v}` is decoded as the
+/// Query API documents; a malformed one is the client's error. Plain JSON values are
+/// taken as they are.
+pub fn from_typed_json(json: &Json, temporal: Temporal<'_>) -> Result<Value, String> {
+    let Json::Object(map) = json else {
+        return match json {
+            Json::Array(items) => Ok(Value::List(
+                items
+                    .iter()
+                    .map(|v| from_typed_json(v, temporal))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into(),
+            )),
+            other => Ok(from_json(other)),
+        };
     };
-    Some(match (t.as_str(), v) {
-        ("Null", _) => Value::Null,
-        ("Boolean", Json::Bool(b)) => Value::Bool(*b),
-        ("Integer", Json::String(s)) => Value::Int64(s.parse().ok()?),
-        ("Float", Json::String(s)) => Value::Float64(s.parse().ok()?),
-        ("String", Json::String(s)) => Value::from(s.as_str()),
-        ("List", Json::Array(items)) => {
-            Value::List(items.iter().map(from_json).collect::<Vec<_>>().into())
+    let Some(t) = map.get("$type") else {
+        return Ok(Value::Map(std::sync::Arc::new(
+            map.iter()
+                .map(|(k, v)| Ok((k.as_str().into(), from_typed_json(v, temporal)?)))
+                .collect::<Result<_, String>>()?,
+        )));
+    };
+    let Json::String(t) = t else {
+        return Err(format!("`$type` must be a string, not {t}"));
+    };
+    let Some(v) = map.get("_value") else {
+        return Err(format!("the {t} value has no `_value`"));
+    };
+    if map.len() != 2 {
+        return Err(format!(
+            "a typed value has exactly `$type` and `_value`, this {t} has more"
+        ));
+    }
+    let bad = || format!("`{v}` is not a valid {t} value");
+    let text = || v.as_str().ok_or_else(bad);
+    let with = |function: &str, check: &dyn Fn(&str) -> bool| -> Result<Value, String> {
+        let s = text()?;
+        if !check(s) {
+            return Err(bad());
         }
-        (_, Json::String(s)) => Value::from(s.as_str()),
-        _ => return None,
-    })
+        temporal(function, s).ok_or_else(bad)
+    };
+    let offset = |s: &str| {
+        s.ends_with('Z')
+            || s.ends_with('z')
+            || s.rfind(['+', '-']).is_some_and(|i| s[..i].contains(':'))
+    };
+    match t.as_str() {
+        "Null" if v.is_null() => Ok(Value::Null),
+        "Boolean" => v.as_bool().map(Value::Bool).ok_or_else(bad),
+        "Integer" => text()?.parse().map(Value::Int64).map_err(|_| bad()),
+        "Float" => match text()? {
+            "NaN" => Ok(Value::Float64(f64::NAN)),
+            "Infinity" => Ok(Value::Float64(f64::INFINITY)),
+            "-Infinity" => Ok(Value::Float64(f64::NEG_INFINITY)),
+            s => s.parse().map(Value::Float64).map_err(|_| bad()),
+        },
+        "String" => text().map(Value::from),
+        "Base64" => base64::engine::general_purpose::STANDARD
+            .decode(text()?)
+            .map(|b| Value::Bytes(b.into()))
+            .map_err(|_| bad()),
+        "List" => match v {
+            Json::Array(items) => Ok(Value::List(
+                items
+                    .iter()
+                    .map(|i| from_typed_json(i, temporal))
+                    .collect::<Result<Vec<_>, _>>()?
+                    .into(),
+            )),
+            _ => Err(bad()),
+        },
+        "Map" => match v {
+            Json::Object(entries) => Ok(Value::Map(std::sync::Arc::new(
+                entries
+                    .iter()
+                    .map(|(k, v)| Ok((k.as_str().into(), from_typed_json(v, temporal)?)))
+                    .collect::<Result<_, String>>()?,
+            ))),
+            _ => Err(bad()),
+        },
+        "Date" => with("date", &|s| !s.contains('T')),
+        "Time" => with("time", &|s| offset(s)),
+        "LocalTime" => with("localtime", &|s| !offset(s)),
+        "LocalDateTime" => with("localdatetime", &|s| s.contains('T') && !offset(s)),
+        "OffsetDateTime" | "DateTime" => with("datetime", &|s| s.contains('T') && offset(s)),
+        "ZonedDateTime" => {
+            // `2024-01-01T21:40:32+01:00[Europe/Paris]`: Grafeo keeps offsets only, so
+            // the offset must be there; the zone name is dropped.
+            let s = text()?;
+            let without_zone = s.split('[').next().unwrap_or(s);
+            if !(without_zone.contains('T') && offset(without_zone)) {
+                return Err(format!(
+                    "{}: devgraph (Grafeo) keeps fixed offsets only, so a ZonedDateTime needs its offset before the zone name",
+                    bad()
+                ));
+            }
+            temporal("datetime", without_zone).ok_or_else(bad)
+        }
+        "Duration" => with("duration", &|s| s.starts_with('P') || s.starts_with("-P")),
+        "Point" => Err(format!(
+            "devgraph (Grafeo) has no spatial type: the Point `{v}` cannot be a parameter here"
+        )),
+        "Node" | "Relationship" | "Path" => Err(format!("a {t} cannot be a parameter")),
+        _ => Err(format!("unknown `$type` `{t}`")),
+    }
 }

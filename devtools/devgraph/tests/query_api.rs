@@ -63,12 +63,7 @@ fn start(with_demo: bool) -> String {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             tx.send(format!("http://{}", listener.local_addr().unwrap()))
                 .unwrap();
-            let server = Arc::new(Server {
-                graph: Graph::new(db),
-                database: "neo4j".into(),
-                user: "neo4j".into(),
-                password: "secret".into(),
-            });
+            let server = Arc::new(Server::new(Graph::new(db), "neo4j", "neo4j", "secret"));
             devgraph::serve(server, listener).await.unwrap();
         });
     });

@@ -1,0 +1,558 @@
+//! Neo4j's uniqueness constraints on Grafeo's own (issue #15).
+//!
+//! Grafeo enforces unique and node-key constraints natively — a write that would give two
+//! nodes of the label the same value fails, and the statement applies nothing; two
+//! transactions writing the same value conflict — and keeps them in its file with the
+//! graph (`--data`). What Neo4j does around them, devgraph does here:
+//! - `CREATE CONSTRAINT [name] [IF NOT EXISTS] FOR (n:L) REQUIRE n.p IS [NODE] UNIQUE`
+//!   (or `(n.p, n.q)`, or `IS NODE KEY`): fails with `ConstraintCreationFailed` over
+//!   existing duplicates, with `EquivalentSchemaRuleAlreadyExists`,
+//!   `ConstraintWithNameAlreadyExists` or `ConstraintAlreadyExists` without
+//!   `IF NOT EXISTS` as Neo4j 5 does (with it: nothing happens), and counts
+//!   `constraintsAdded`;
+//! - `DROP CONSTRAINT name [IF EXISTS]`: `ConstraintDropFailed` for an unknown name without
+//!   `IF EXISTS`, counts `constraintsRemoved`;
+//! - `SHOW [ALL|UNIQUE|KEY] CONSTRAINT[S] [YIELD …] [WHERE …] [RETURN …]`: Neo4j 5's columns
+//!   (`id`, `name`, `type` `UNIQUENESS`/`NODE_KEY`, `entityType`, `labelsOrTypes`,
+//!   `properties`, `ownedIndex`, `propertyType`).
+
+use crate::errors::{Neo4jError, from_grafeo};
+use crate::schema;
+use grafeo::Value;
+use grafeo::session::Session;
+use serde_json::{Value as Json, json};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Constraint {
+    pub name: String,
+    /// Grafeo's kind: `UNIQUE` or `NODE KEY`.
+    pub kind: String,
+    pub label: String,
+    pub properties: Vec<String>,
+}
+
+impl Constraint {
+    fn neo4j_type(&self) -> &'static str {
+        if self.kind.eq_ignore_ascii_case("NODE KEY") {
+            "NODE_KEY"
+        } else {
+            "UNIQUENESS"
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "Constraint( name='{}', type='{}', schema=(:{} {{{}}}) )",
+            self.name,
+            self.neo4j_type(),
+            self.label,
+            self.properties.join(", ")
+        )
+    }
+
+    fn same_schema(&self, other: &Constraint) -> bool {
+        self.label == other.label
+            && self.properties == other.properties
+            && self.neo4j_type() == other.neo4j_type()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ddl {
+    Create {
+        constraint: Constraint,
+        named: bool,
+        if_not_exists: bool,
+    },
+    Drop {
+        name: String,
+        if_exists: bool,
+    },
+    Show {
+        rest: String,
+    },
+}
+
+fn words(statement: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    for c in statement.chars() {
+        match c {
+            '`' => {
+                quoted = !quoted;
+                current.push(c);
+            }
+            c if quoted => current.push(c),
+            c if c.is_whitespace() => {
+                if !current.is_empty() {
+                    out.push(std::mem::take(&mut current));
+                }
+            }
+            '(' | ')' | ',' | ':' | '.' | ';' => {
+                if !current.is_empty() {
+                    out.push(std::mem::take(&mut current));
+                }
+                out.push(c.to_string());
+            }
+            c => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+fn name(word: &str) -> String {
+    word.strip_prefix('`')
+        .and_then(|w| w.strip_suffix('`'))
+        .map_or_else(|| word.to_string(), |w| w.replace("``", "`"))
+}
+
+fn is(word: Option<&String>, expected: &str) -> bool {
+    word.is_some_and(|w| w.eq_ignore_ascii_case(expected))
+}
+
+fn syntax(message: impl Into<String>) -> Neo4jError {
+    schema::syntax(message.into())
+}
+
+/// The constraint DDL `statement` is, if it is one.
+pub fn parse(statement: &str) -> Result<Option<Ddl>, Neo4jError> {
+    let trimmed = statement.trim();
+    let w = words(trimmed);
+    let upper: Vec<String> = w.iter().take(4).map(|s| s.to_ascii_uppercase()).collect();
+    let first = upper.first().map(String::as_str);
+    if first == Some("SHOW") {
+        let mut i = 1;
+        while i < upper.len() && matches!(upper[i].as_str(), "ALL" | "UNIQUE" | "KEY" | "NODE") {
+            i += 1;
+        }
+        if !matches!(
+            upper.get(i).map(String::as_str),
+            Some("CONSTRAINT" | "CONSTRAINTS")
+        ) {
+            return Ok(None);
+        }
+        // The text after the CONSTRAINT(S) word.
+        let upper_text = trimmed.to_ascii_uppercase();
+        let at = upper_text.find("CONSTRAINT").unwrap_or(0);
+        let after = &trimmed[at..];
+        let after = after
+            .find(char::is_whitespace)
+            .map_or("", |i| after[i..].trim());
+        return Ok(Some(Ddl::Show {
+            rest: after.to_string(),
+        }));
+    }
+    if !matches!(first, Some("CREATE" | "DROP")) || !is(w.get(1), "CONSTRAINT") {
+        return Ok(None);
+    }
+    if first == Some("DROP") {
+        let Some(constraint) = w.get(2) else {
+            return Err(syntax("DROP CONSTRAINT needs the constraint's name"));
+        };
+        let if_exists = is(w.get(3), "IF") && is(w.get(4), "EXISTS");
+        return Ok(Some(Ddl::Drop {
+            name: name(constraint),
+            if_exists,
+        }));
+    }
+    // CREATE CONSTRAINT [name] [IF NOT EXISTS] FOR ( v : L ) REQUIRE …
+    let mut i = 2;
+    let mut constraint_name = None;
+    if !is(w.get(i), "IF") && !is(w.get(i), "FOR") && !is(w.get(i), "ON") {
+        constraint_name = w.get(i).map(|s| name(s));
+        i += 1;
+    }
+    let mut if_not_exists = false;
+    if is(w.get(i), "IF") {
+        if !(is(w.get(i + 1), "NOT") && is(w.get(i + 2), "EXISTS")) {
+            return Err(syntax("expected IF NOT EXISTS"));
+        }
+        if_not_exists = true;
+        i += 3;
+    }
+    let shape = || {
+        syntax(
+            "devgraph takes `CREATE CONSTRAINT [name] [IF NOT EXISTS] FOR (n:Label) REQUIRE n.p IS [NODE] UNIQUE` (or `(n.p, n.q)`, or `IS NODE KEY`)",
+        )
+    };
+    if !(is(w.get(i), "FOR") && w.get(i + 1).map(String::as_str) == Some("(")) {
+        return Err(shape());
+    }
+    let variable = w.get(i + 2).cloned().ok_or_else(shape)?;
+    if w.get(i + 3).map(String::as_str) != Some(":") {
+        return Err(shape());
+    }
+    let label = w.get(i + 4).map(|s| name(s)).ok_or_else(shape)?;
+    if w.get(i + 5).map(String::as_str) != Some(")") || !is(w.get(i + 6), "REQUIRE") {
+        return Err(shape());
+    }
+    i += 7;
+    let parenthesised = w.get(i).map(String::as_str) == Some("(");
+    if parenthesised {
+        i += 1;
+    }
+    let mut properties = Vec::new();
+    loop {
+        if w.get(i) != Some(&variable) || w.get(i + 1).map(String::as_str) != Some(".") {
+            return Err(shape());
+        }
+        properties.push(w.get(i + 2).map(|s| name(s)).ok_or_else(shape)?);
+        i += 3;
+        if w.get(i).map(String::as_str) == Some(",") {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    if parenthesised {
+        if w.get(i).map(String::as_str) != Some(")") {
+            return Err(shape());
+        }
+        i += 1;
+    }
+    if !is(w.get(i), "IS") {
+        return Err(shape());
+    }
+    let rest: Vec<String> = w[i + 1..]
+        .iter()
+        .filter(|s| s.as_str() != ";")
+        .map(|s| s.to_ascii_uppercase())
+        .collect();
+    let kind = match rest.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["UNIQUE"] | ["NODE", "UNIQUE"] => "UNIQUE",
+        ["NODE", "KEY"] | ["KEY"] => "NODE KEY",
+        _ => return Err(shape()),
+    };
+    let named = constraint_name.is_some();
+    let constraint = Constraint {
+        name: constraint_name.unwrap_or_else(|| {
+            format!(
+                "constraint_{}_{}",
+                label.to_ascii_lowercase(),
+                properties.join("_").to_ascii_lowercase()
+            )
+        }),
+        kind: kind.to_string(),
+        label,
+        properties,
+    };
+    Ok(Some(Ddl::Create {
+        constraint,
+        named,
+        if_not_exists,
+    }))
+}
+
+fn text(value: Option<&Value>) -> String {
+    match value {
+        Some(Value::String(s)) => s.to_string(),
+        Some(Value::List(items)) => items
+            .iter()
+            .map(|v| text(Some(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Some(other) => format!("{other:?}"),
+        None => String::new(),
+    }
+}
+
+/// The constraints Grafeo holds.
+pub fn list(session: &Session) -> Result<Vec<Constraint>, Neo4jError> {
+    let result = session
+        .execute_cypher("SHOW CONSTRAINTS")
+        .map_err(|e| from_grafeo(&e))?;
+    let column = |name: &str| result.columns.iter().position(|c| c == name);
+    let (Some(n), Some(t), Some(l), Some(p)) = (
+        column("name"),
+        column("type"),
+        column("label"),
+        column("properties"),
+    ) else {
+        return Err(Neo4jError::new(
+            500,
+            "Neo.DatabaseError.General.UnknownError",
+            format!(
+                "Grafeo's SHOW CONSTRAINTS answered columns {:?}",
+                result.columns
+            ),
+        ));
+    };
+    Ok(result
+        .rows()
+        .iter()
+        .map(|row| Constraint {
+            name: text(row.get(n)),
+            kind: text(row.get(t)),
+            label: text(row.get(l)),
+            properties: text(row.get(p))
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+        })
+        .collect())
+}
+
+fn quote(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+/// The values two nodes share, and the nodes' ids.
+type Duplicate = (Vec<Value>, Vec<Value>);
+
+/// Two nodes that break `constraint` now, with the value they share.
+fn duplicate(session: &Session, constraint: &Constraint) -> Result<Option<Duplicate>, Neo4jError> {
+    let props: Vec<String> = constraint
+        .properties
+        .iter()
+        .map(|p| format!("n.{}", quote(p)))
+        .collect();
+    let statement = format!(
+        "MATCH (n:{}) WHERE {} WITH {}, collect(id(n)) AS ids WHERE size(ids) > 1 RETURN {}, ids LIMIT 1",
+        quote(&constraint.label),
+        props
+            .iter()
+            .map(|p| format!("{p} IS NOT NULL"))
+            .collect::<Vec<_>>()
+            .join(" AND "),
+        props
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("{p} AS v{i}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        (0..props.len())
+            .map(|i| format!("v{i}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let result = session
+        .execute_cypher(&statement)
+        .map_err(|e| from_grafeo(&e))?;
+    Ok(result.rows().first().map(|row| {
+        let n = constraint.properties.len();
+        let values = row.iter().take(n).cloned().collect();
+        let ids = match row.get(n) {
+            Some(Value::List(ids)) => ids.to_vec(),
+            _ => Vec::new(),
+        };
+        (values, ids)
+    }))
+}
+
+fn literal(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("'{s}'"),
+        Value::Int64(i) => i.to_string(),
+        Value::Float64(f) => f.to_string(),
+        Value::Bool(b) => b.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Runs constraint DDL: `(constraintsAdded, constraintsRemoved)`, or the rows of `SHOW`.
+pub enum Done {
+    Counted { added: u64, removed: u64 },
+    Show { statement: String, rows: Json },
+}
+
+pub fn run(session: &Session, ddl: &Ddl) -> Result<Done, Neo4jError> {
+    let existing = list(session)?;
+    match ddl {
+        Ddl::Show { rest } => {
+            let rows: Vec<Json> = existing
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    json!({
+                        "id": i as i64 + 1,
+                        "name": c.name,
+                        "type": c.neo4j_type(),
+                        "entityType": "NODE",
+                        "labelsOrTypes": [c.label],
+                        "properties": c.properties,
+                        "ownedIndex": c.name,
+                        "propertyType": null,
+                    })
+                })
+                .collect();
+            let columns = [
+                "id",
+                "name",
+                "type",
+                "entityType",
+                "labelsOrTypes",
+                "properties",
+                "ownedIndex",
+                "propertyType",
+            ];
+            let statement = schema::rows_statement("SHOW CONSTRAINTS", &columns, rest)?;
+            Ok(Done::Show {
+                statement,
+                rows: Json::Array(rows),
+            })
+        }
+        Ddl::Drop { name, if_exists } => {
+            if !existing.iter().any(|c| &c.name == name) {
+                if *if_exists {
+                    return Ok(Done::Counted {
+                        added: 0,
+                        removed: 0,
+                    });
+                }
+                return Err(Neo4jError::new(
+                    400,
+                    "Neo.ClientError.Schema.ConstraintDropFailed",
+                    format!("Unable to drop constraint `{name}`: No such constraint {name}."),
+                ));
+            }
+            session
+                .execute_cypher(&format!("DROP CONSTRAINT {}", quote(name)))
+                .map_err(|e| from_grafeo(&e))?;
+            Ok(Done::Counted {
+                added: 0,
+                removed: 1,
+            })
+        }
+        Ddl::Create {
+            constraint,
+            named,
+            if_not_exists,
+        } => {
+            let nothing = Done::Counted {
+                added: 0,
+                removed: 0,
+            };
+            if let Some(same_name) = existing
+                .iter()
+                .find(|c| *named && c.name == constraint.name)
+            {
+                if *if_not_exists {
+                    return Ok(nothing);
+                }
+                return Err(if same_name.same_schema(constraint) {
+                    Neo4jError::new(
+                        400,
+                        "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+                        format!(
+                            "An equivalent constraint already exists, '{}'.",
+                            same_name.describe()
+                        ),
+                    )
+                } else {
+                    Neo4jError::new(
+                        400,
+                        "Neo.ClientError.Schema.ConstraintWithNameAlreadyExists",
+                        format!(
+                            "There already exists a constraint called '{}'.",
+                            constraint.name
+                        ),
+                    )
+                });
+            }
+            if let Some(same) = existing.iter().find(|c| c.same_schema(constraint)) {
+                if *if_not_exists {
+                    return Ok(nothing);
+                }
+                return Err(Neo4jError::new(
+                    400,
+                    "Neo.ClientError.Schema.ConstraintAlreadyExists",
+                    format!("Constraint already exists: {}", same.describe()),
+                ));
+            }
+            if let Some((values, ids)) = duplicate(session, constraint)? {
+                let node = |i: usize| ids.get(i).map(literal).unwrap_or_default();
+                let shared = constraint
+                    .properties
+                    .iter()
+                    .zip(&values)
+                    .map(|(p, v)| format!("property `{p}` = {}", literal(v)))
+                    .collect::<Vec<_>>()
+                    .join(" and ");
+                return Err(Neo4jError::new(
+                    400,
+                    "Neo.ClientError.Schema.ConstraintCreationFailed",
+                    format!(
+                        "Unable to create {}:\nBoth Node({}) and Node({}) have the label `{}` and {shared}",
+                        constraint.describe(),
+                        node(0),
+                        node(1),
+                        constraint.label
+                    ),
+                ));
+            }
+            let props: Vec<String> = constraint
+                .properties
+                .iter()
+                .map(|p| format!("n.{}", quote(p)))
+                .collect();
+            let ddl = format!(
+                "CREATE CONSTRAINT {} FOR (n:{}) REQUIRE ({}) IS {}",
+                quote(&constraint.name),
+                quote(&constraint.label),
+                props.join(", "),
+                constraint.kind
+            );
+            let ddl = if props.len() == 1 {
+                ddl.replace(&format!("({})", props[0]), &props[0])
+            } else {
+                ddl
+            };
+            session.execute_cypher(&ddl).map_err(|e| from_grafeo(&e))?;
+            Ok(Done::Counted {
+                added: 1,
+                removed: 0,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_neo4j_constraint_ddl() {
+        let Ok(Some(Ddl::Create {
+            constraint,
+            named,
+            if_not_exists,
+        })) = parse(
+            "CREATE CONSTRAINT `kg_x` IF NOT EXISTS FOR (n:`ActionLog`) REQUIRE n.`id` IS UNIQUE",
+        )
+        else {
+            panic!()
+        };
+        assert!(named && if_not_exists);
+        assert_eq!(constraint.name, "kg_x");
+        assert_eq!(constraint.label, "ActionLog");
+        assert_eq!(constraint.properties, vec!["id"]);
+        let Ok(Some(Ddl::Create { constraint, .. })) =
+            parse("create constraint FOR (p:Pair) REQUIRE (p.a, p.b) IS NODE KEY")
+        else {
+            panic!()
+        };
+        assert_eq!(constraint.properties, vec!["a", "b"]);
+        assert_eq!(constraint.neo4j_type(), "NODE_KEY");
+        assert_eq!(
+            parse("DROP CONSTRAINT x IF EXISTS").unwrap(),
+            Some(Ddl::Drop {
+                name: "x".into(),
+                if_exists: true
+            })
+        );
+        assert_eq!(
+            parse("SHOW CONSTRAINTS YIELD name RETURN name").unwrap(),
+            Some(Ddl::Show {
+                rest: "YIELD name RETURN name".into()
+            })
+        );
+        assert_eq!(parse("MATCH (n) RETURN n").unwrap(), None);
+        assert_eq!(parse("CREATE (n:Constraint)").unwrap(), None);
+        assert!(parse("CREATE CONSTRAINT x FOR (n:L) REQUIRE n.p IS NOT NULL").is_err());
+    }
+}
