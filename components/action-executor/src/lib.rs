@@ -59,6 +59,14 @@ impl GuestBatchRun for Run {
 impl Guest for ActionExecutor {
     type BatchRun = Run;
 
+    fn use_bookmarks(bookmarks: Vec<String>) {
+        kg_spin::graph_bookmarks().replace(bookmarks);
+    }
+
+    fn graph_bookmarks() -> Vec<String> {
+        kg_spin::graph_bookmarks().current()
+    }
+
     fn status() -> ComponentStatus {
         let catalog = match catalog::catalog_with_source() {
             Ok((c, source)) => kg_wit::types::Check {
@@ -368,13 +376,43 @@ impl Guest for ActionExecutor {
 fn ensure_indexes_now() -> Result<Vec<String>, Error> {
     let catalog = catalog::catalog()?;
     let client = client()?;
-    let statements = kg_actions::catalog::index_statements(&catalog);
-    for statement in &statements {
-        client
-            .run(statement, Default::default(), AccessMode::Write)
-            .map_err(graph_error)?;
+    let run = |statement: &str| client.run(statement, Default::default(), AccessMode::Write);
+    let mut ran = Vec::new();
+    for statement in kg_actions::catalog::index_statements(&catalog) {
+        run(&statement).map_err(graph_error)?;
+        ran.push(statement);
     }
-    Ok(statements)
+    let mut broken = Vec::new();
+    for key in kg_actions::catalog::unique_keys() {
+        if run(&key.constraint).is_ok() {
+            ran.push(key.constraint);
+            continue;
+        }
+        // Refused: most likely the plain index an earlier version created on the property.
+        let migrated = run(&key.drop_legacy_index).and_then(|_| run(&key.constraint));
+        ran.push(key.drop_legacy_index.clone());
+        match migrated {
+            Ok(_) => ran.push(key.constraint),
+            Err(e) => {
+                // Duplicates already in the graph: keep lookups indexed and say which key.
+                let _ = run(&key.legacy_index);
+                ran.push(key.legacy_index.clone());
+                broken.push(format!("{}.{}: {e}", key.label, key.property));
+            }
+        }
+    }
+    if broken.is_empty() {
+        return Ok(ran);
+    }
+    let mut error = Error::new(
+        ErrorCode::Conflict,
+        format!(
+            "could not create the unique key on {} (values that must be unique are already duplicated in the graph; remove the duplicates and run setup again)",
+            broken.join("; ")
+        ),
+    );
+    error.detail = Some(serde_json::json!({ "statements": ran }).to_string());
+    Err(error)
 }
 
 /// Checks a request and sets up its run (nothing is sent until the first pull).

@@ -18,9 +18,7 @@ use kg_actions::outcome::{RowOutcome, executions};
 use kg_actions::statement::{ActionPlan, RunContext, Statement, execution_key};
 use kg_spin::{SpinTransport, send_async};
 use kg_wit::types::{BatchSummary, EntityOutcome, Failure, FailureReason};
-use neo4j_client::{
-    AccessMode, Client, ErrorKind, Neo4jError, QueryResult, TransportErrorKind, parse_run_response,
-};
+use neo4j_client::{AccessMode, Client, ErrorKind, Neo4jError, QueryResult, TransportErrorKind};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -192,8 +190,12 @@ impl SendFailure {
             SendFailure::NotSent(m) => ChunkError::Refused(format!("graph unreachable: {m}")),
             SendFailure::NoAnswer(m) => no_answer(format!("no answer from the graph: {m}")),
             // The server's execution limit (see the module docs) is worth a retry too.
+            // So is a broken unique key of the action log: another writer committed one of
+            // the chunk's execution keys first (the whole chunk rolled back), and the retry
+            // finds that writer's log entry and reports the entity applied once.
             SendFailure::Answered(e)
                 if e.is_retryable()
+                    || e.is_constraint_violation()
                     || e.code
                         .as_deref()
                         .is_some_and(|c| c.contains("TransactionTimedOut")) =>
@@ -212,9 +214,10 @@ async fn send(
 ) -> Result<QueryResult, SendFailure> {
     let mut resent = false;
     loop {
-        let request = shared
-            .client
-            .run_request(&statement.text, statement.params.clone(), mode);
+        let (request, sent_bookmarks) =
+            shared
+                .client
+                .prepare_run(&statement.text, statement.params.clone(), mode);
         let response = send_async(request).await.map_err(|e| match e.kind {
             TransportErrorKind::Connect => SendFailure::NotSent(e.message),
             TransportErrorKind::Denied => SendFailure::Answered(e.into()),
@@ -222,7 +225,7 @@ async fn send(
                 SendFailure::NoAnswer(e.message)
             }
         })?;
-        match parse_run_response(&response) {
+        match shared.client.finish_run(&sent_bookmarks, &response) {
             Ok(result) => return Ok(result),
             // A server without `maxExecutionTime` refused the statement unrun: once more
             // without it (chunks then settle only from what the log shows applied).

@@ -39,7 +39,9 @@ pub fn validate(
     body: &[u8],
 ) -> Result<Response, ApiError> {
     let (ids, parameters) = validate_body(&kg_http::body::json_object(body)?)?;
-    let results = executor::validate(&who.caller, entity_type, action, &ids, &parameters)?;
+    let results = crate::causal::executor(|| {
+        executor::validate(&who.caller, entity_type, action, &ids, &parameters)
+    })?;
     let executable = results.iter().filter(|v| v.can_execute).count();
     Ok(crate::json_response(
         200,
@@ -62,16 +64,14 @@ pub fn plan(
     body: &[u8],
 ) -> Result<Response, ApiError> {
     let (ids, parameters) = validate_body(&kg_http::body::json_object(body)?)?;
-    let decision = executor::plan(
-        &who.caller,
-        &PlanRequest {
-            entity_type: entity_type.into(),
-            action_name: action.into(),
-            entity_ids: ids,
-            parameters,
-            conversation: None,
-        },
-    )?;
+    let request = PlanRequest {
+        entity_type: entity_type.into(),
+        action_name: action.into(),
+        entity_ids: ids,
+        parameters,
+        conversation: None,
+    };
+    let decision = crate::causal::executor(|| executor::plan(&who.caller, &request))?;
     Ok(crate::json_response(
         200,
         &plan_decision_json(entity_type, action, &decision),
@@ -113,10 +113,10 @@ pub fn execute(
             .and_then(|v| v.as_str())
             .is_some_and(|a| a.contains(sse::CONTENT_TYPE));
     if wants_stream {
-        let run = executor::start_batch(&execution)?;
+        let run = crate::causal::executor(|| executor::start_batch(&execution))?;
         return Ok(Execution::Stream(execution, run));
     }
-    let summary = executor::execute(&execution)?;
+    let summary = crate::causal::executor(|| executor::execute(&execution))?;
     Ok(Execution::Done(crate::json_response(
         200,
         &summary_json(&summary),
@@ -154,7 +154,7 @@ pub async fn stream(
     }
     let mut completed = 0u32;
     loop {
-        let frames: Vec<Vec<u8>> = match run.next(HEARTBEAT_MS) {
+        let frames: Vec<Vec<u8>> = match crate::causal::executor(|| run.next(HEARTBEAT_MS)) {
             Ok(BatchPoll::Pending) => vec![sse::comment("heartbeat")],
             Ok(BatchPoll::Progress(outcomes)) => outcomes
                 .iter()
@@ -211,19 +211,20 @@ pub fn log(who: &Principal, query: &str) -> Result<Response, ApiError> {
         })?,
     };
     let cursor = query_param(query, "cursor");
-    let page = executor::action_log(&who.caller, cursor.as_deref(), limit)?;
+    let page =
+        crate::causal::executor(|| executor::action_log(&who.caller, cursor.as_deref(), limit))?;
     Ok(crate::json_response(200, &log_page_json(&page)))
 }
 
 /// Creates the indexes the executor relies on (idempotent); run once per database.
 pub fn setup(who: &Principal) -> Result<Response, ApiError> {
-    let statements = executor::ensure_indexes(&who.caller)?;
+    let statements = crate::causal::executor(|| executor::ensure_indexes(&who.caller))?;
     Ok(crate::json_response(200, &json!({ "indexes": statements })))
 }
 
 pub fn undo(who: &Principal, log_id: &str, body: &[u8]) -> Result<Response, ApiError> {
     let body = kg_http::body::json_object(body)?;
     kg_http::actions::check_actor(&body, &who.caller)?;
-    let outcome = executor::undo(&who.caller, log_id)?;
+    let outcome = crate::causal::executor(|| executor::undo(&who.caller, log_id))?;
     Ok(crate::json_response(200, &outcome_json(&outcome)))
 }

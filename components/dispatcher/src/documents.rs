@@ -12,7 +12,7 @@ use spin_sdk::http::Response;
 const DEFAULT_TOP_K: u32 = 10;
 
 pub fn list() -> Result<Response, ApiError> {
-    let documents: Vec<Value> = retriever::list_documents()?
+    let documents: Vec<Value> = crate::causal::retriever(retriever::list_documents)?
         .iter()
         .map(document_json)
         .collect();
@@ -48,7 +48,7 @@ pub fn ingest(body: &[u8]) -> Result<Response, ApiError> {
         text: required_string(&body, "text")?,
         metadata: string_map(&body, "metadata")?,
     };
-    let report = retriever::ingest(&document, chunking)?;
+    let report = crate::causal::retriever(|| retriever::ingest(&document, chunking))?;
     // 201 for a new document, 200 when an earlier version was replaced.
     let status = if report.replaced { 200 } else { 201 };
     Ok(crate::json_response(
@@ -63,7 +63,7 @@ pub fn ingest(body: &[u8]) -> Result<Response, ApiError> {
 }
 
 pub fn delete(id: &str) -> Result<Response, ApiError> {
-    if retriever::delete_document(id)? {
+    if crate::causal::retriever(|| retriever::delete_document(id))? {
         Ok(crate::json_response(
             200,
             &json!({ "deleted": true, "id": id }),
@@ -83,7 +83,7 @@ pub fn search(body: &[u8]) -> Result<Response, ApiError> {
         document_ids: string_list(&body, "document_ids")?,
         metadata_filter: string_map(&body, "metadata_filter")?,
     };
-    let response = retriever::search(&request)?;
+    let response = crate::causal::retriever(|| retriever::search(&request))?;
     let legs: Vec<&str> = response
         .legs
         .iter()

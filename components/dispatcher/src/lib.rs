@@ -4,6 +4,7 @@
 
 mod actions;
 mod agent;
+mod causal;
 mod documents;
 mod headers;
 mod health;

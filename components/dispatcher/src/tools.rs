@@ -22,7 +22,9 @@ pub fn list() -> Response {
 
 pub fn call(name: &str, body: &[u8]) -> Result<Response, ApiError> {
     let arguments = kg_http::body::json_object(body)?;
-    let result = query_tools::call_tool(name, &Value::Object(arguments).to_string())?;
+    let result = crate::causal::query_tools(|| {
+        query_tools::call_tool(name, &Value::Object(arguments).to_string())
+    })?;
     let graph = result.graph.map(|g| {
         json!({
             "nodes": g.nodes.iter().map(|n| json!({"id": n.id, "labels": n.labels, "caption": n.caption, "properties": parse_json(&n.properties)})).collect::<Vec<_>>(),

@@ -44,6 +44,14 @@ impl Guest for QueryTools {
         kg_spin::status("query-tools", env!("CARGO_PKG_VERSION"), checks)
     }
 
+    fn use_bookmarks(bookmarks: Vec<String>) {
+        kg_spin::graph_bookmarks().replace(bookmarks);
+    }
+
+    fn graph_bookmarks() -> Vec<String> {
+        kg_spin::graph_bookmarks().current()
+    }
+
     fn list_tools() -> Vec<ToolSpec> {
         kg_graph_tools::specs()
             .into_iter()
@@ -65,7 +73,8 @@ impl Guest for QueryTools {
         // statement too slow to finish is a 400 `query_too_expensive` naming the limit
         // (and stops using the graph), not a 504 while it runs on.
         let client = Client::new(config, TimedTransport { deadline })
-            .with_max_execution_time(Some(max_execution_time(deadline)));
+            .with_max_execution_time(Some(max_execution_time(deadline)))
+            .with_bookmarks(kg_spin::graph_bookmarks());
         let output =
             kg_graph_tools::call(&client, &TimedTransport { deadline }, &name, &arguments)?;
         Ok(ToolResult {

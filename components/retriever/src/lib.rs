@@ -24,6 +24,14 @@ const EMBEDDING_VARIABLES: &[&str] = &["llm_origin", "llm_base_path", "embedding
 struct Retriever;
 
 impl Guest for Retriever {
+    fn use_bookmarks(bookmarks: Vec<String>) {
+        kg_spin::graph_bookmarks().replace(bookmarks);
+    }
+
+    fn graph_bookmarks() -> Vec<String> {
+        kg_spin::graph_bookmarks().current()
+    }
+
     fn status() -> ComponentStatus {
         kg_spin::status(
             "retriever",

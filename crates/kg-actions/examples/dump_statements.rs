@@ -6,7 +6,7 @@
 //! `cargo run --release -p kg-actions --example dump_statements > actions.jsonl`
 
 use kg_actions::approval::{self, NewApproval};
-use kg_actions::catalog::{index_statements, load, resolve_parameters};
+use kg_actions::catalog::{index_statements, load, resolve_parameters, unique_keys};
 use kg_actions::log::{self, LogRecord, RecordedChange};
 use kg_actions::statement::{ActionPlan, RunContext, execution_key};
 use serde_json::{Map, Value as Json, json};
@@ -120,6 +120,9 @@ fn main() {
         out.insert(approval::reject_statement("APR-1", "dev", may_approve, NOW).text);
     }
     out.extend(index_statements(&catalog));
+    for key in unique_keys() {
+        out.extend([key.constraint, key.drop_legacy_index, key.legacy_index]);
+    }
 
     for statement in out {
         println!("{}", Json::String(statement));

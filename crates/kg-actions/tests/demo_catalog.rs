@@ -91,8 +91,22 @@ fn the_demo_catalog_loads() {
                 .to_string()
         )
     );
-    // Each entity's key, the action log's id and execution key, the approvals' id.
-    assert_eq!(indexes.len(), catalog.entities.len() + 3);
+    // Each entity's key is indexed; the executor's own keys are unique.
+    assert_eq!(indexes.len(), catalog.entities.len());
+    let keys = kg_actions::catalog::unique_keys();
+    let constraints: Vec<&str> = keys.iter().map(|k| k.constraint.as_str()).collect();
+    assert_eq!(
+        constraints,
+        [
+            "CREATE CONSTRAINT `kg_actionlog_id_unique` IF NOT EXISTS FOR (n:`ActionLog`) REQUIRE n.`id` IS UNIQUE",
+            "CREATE CONSTRAINT `kg_actionlog_execution_key_unique` IF NOT EXISTS FOR (n:`ActionLog`) REQUIRE n.`execution_key` IS UNIQUE",
+            "CREATE CONSTRAINT `kg_actionapproval_id_unique` IF NOT EXISTS FOR (n:`ActionApproval`) REQUIRE n.`id` IS UNIQUE",
+        ]
+    );
+    assert_eq!(
+        keys[0].drop_legacy_index,
+        "DROP INDEX `kg_actionlog_id` IF EXISTS"
+    );
     let pay = catalog.action("PurchaseOrder", "makePayment").unwrap();
     assert_eq!(
         pay.batch_limits.get(&kg_identity::Role::Operator),

@@ -266,6 +266,44 @@ pub fn window(turns: &[Turn], recent: usize) -> (&[Turn], &[Turn]) {
     turns.split_at(split)
 }
 
+/// Most graph bookmarks kept with a conversation (the newest are kept).
+pub const MAX_BOOKMARKS: usize = 16;
+
+fn bookmarks_key(conversation: &str) -> String {
+    format!("{}bookmarks", prefix(conversation))
+}
+
+/// The graph bookmarks the conversation's last turns ended with (causal consistency: the
+/// next turn's reads wait for its writes). Missing or unreadable: none.
+pub fn load_bookmarks(kv: &dyn Kv, conversation: &str) -> Result<Vec<String>, String> {
+    check_id(conversation)?;
+    Ok(kv
+        .get(&bookmarks_key(conversation))?
+        .and_then(|v| serde_json::from_slice::<Vec<String>>(&v).ok())
+        .unwrap_or_default())
+}
+
+/// Records that a turn which started from `started` ended with `ended`. A turn that ran
+/// concurrently may have stored its own since: those bookmarks are kept beside ours (the
+/// rule of Neo4j's bookmark manager), so neither turn's writes are forgotten.
+pub fn save_bookmarks(
+    kv: &dyn Kv,
+    conversation: &str,
+    started: &[String],
+    ended: &[String],
+) -> Result<(), String> {
+    check_id(conversation)?;
+    if started == ended {
+        return Ok(());
+    }
+    let mut stored = load_bookmarks(kv, conversation)?;
+    stored.retain(|b| !started.contains(b) && !ended.contains(b));
+    stored.extend(ended.iter().cloned());
+    let keep = stored.len().saturating_sub(MAX_BOOKMARKS);
+    let value = serde_json::to_vec(&stored[keep..]).map_err(|e| e.to_string())?;
+    kv.set(&bookmarks_key(conversation), &value)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -393,5 +431,37 @@ pub(crate) mod tests {
             let c = load(&kv, "c").unwrap();
             prop_assert_eq!(c.turns.len(), writers.len());
         }
+    }
+
+    #[test]
+    fn bookmarks_of_concurrent_turns_are_kept_side_by_side() {
+        let kv = MemKv::default();
+        let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(load_bookmarks(&kv, "c1").unwrap().is_empty());
+        save_bookmarks(&kv, "c1", &[], &v(&["b1"])).unwrap();
+        // Two turns start from b1; one ends with b2, the other with b3.
+        save_bookmarks(&kv, "c1", &v(&["b1"]), &v(&["b2"])).unwrap();
+        save_bookmarks(&kv, "c1", &v(&["b1"]), &v(&["b3"])).unwrap();
+        assert_eq!(load_bookmarks(&kv, "c1").unwrap(), v(&["b2", "b3"]));
+        // The next turn read both and wrote b4.
+        save_bookmarks(&kv, "c1", &v(&["b2", "b3"]), &v(&["b4"])).unwrap();
+        assert_eq!(load_bookmarks(&kv, "c1").unwrap(), v(&["b4"]));
+        // A turn that wrote nothing stores nothing; other conversations are untouched.
+        save_bookmarks(&kv, "c1", &v(&["b4"]), &v(&["b4"])).unwrap();
+        assert!(load_bookmarks(&kv, "c2").unwrap().is_empty());
+        // Kept with the conversation (deleted with it) and ignored by the turn loader.
+        assert!(load(&kv, "c1").unwrap().turns.is_empty());
+        assert_eq!(delete(&kv, "c1").unwrap(), 1);
+    }
+
+    #[test]
+    fn at_most_max_bookmarks_are_kept_newest_last() {
+        let kv = MemKv::default();
+        for i in 0..40 {
+            save_bookmarks(&kv, "c1", &[], &[format!("b{i}")]).unwrap();
+        }
+        let kept = load_bookmarks(&kv, "c1").unwrap();
+        assert_eq!(kept.len(), MAX_BOOKMARKS);
+        assert_eq!(kept.last().map(String::as_str), Some("b39"));
     }
 }

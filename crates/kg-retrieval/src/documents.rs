@@ -90,6 +90,9 @@ pub fn ingest<T: Transport, E: Embed>(
     // Schema changes cannot share a transaction with data changes in Neo4j.
     let dimensions = embeddings.as_ref().and_then(|v| v.first()).map(Vec::len);
     ensure_document_key(graph, &mut warnings);
+    if let Err(e) = graph.run(&schema::chunk_key_ddl(), Map::new(), AccessMode::Write) {
+        warnings.push(format!("could not create the unique key on chunk ids: {e}"));
+    }
     let mut ddl = schema::lookup_index_ddl().to_vec();
     ddl.push(schema::fulltext_index_ddl());
     ddl.extend(dimensions.map(schema::vector_index_ddl));
@@ -495,6 +498,11 @@ mod tests {
             statements(&g)
                 .iter()
                 .any(|s| s.starts_with("CREATE CONSTRAINT document_id_unique IF NOT EXISTS"))
+        );
+        assert!(
+            statements(&g)
+                .iter()
+                .any(|s| s.starts_with("CREATE CONSTRAINT chunk_id_unique IF NOT EXISTS"))
         );
     }
 

@@ -52,6 +52,17 @@ pub fn legacy_document_index_ddl() -> String {
     format!("CREATE INDEX {LEGACY_DOCUMENT_INDEX} IF NOT EXISTS FOR (d:{DOCUMENT_LABEL}) ON (d.id)")
 }
 
+/// Chunk ids (`{document id}#{position}`-style, unique by construction): the key makes a
+/// second chunk of one id an error (the ingest rolls back whole) rather than a duplicate
+/// search hit, and serves citation look-ups by chunk id.
+pub const CHUNK_KEY: &str = "chunk_id_unique";
+
+pub fn chunk_key_ddl() -> String {
+    format!(
+        "CREATE CONSTRAINT {CHUNK_KEY} IF NOT EXISTS FOR (c:{CHUNK_LABEL}) REQUIRE c.id IS UNIQUE"
+    )
+}
+
 /// The property index for a document's chunks by `document_id`.
 pub fn lookup_index_ddl() -> [String; 1] {
     [format!(

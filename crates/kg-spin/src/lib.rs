@@ -9,7 +9,9 @@ mod sleep;
 pub use llm::{
     LLM_CALL_TIMEOUT, SpinLlmTransport, llm_check, llm_client, llm_config, llm_error, within,
 };
-pub use neo4j::{DENIED, EARLY_BODY_MAX, SpinTransport, graph_client, is_denied, send_async};
+pub use neo4j::{
+    DENIED, EARLY_BODY_MAX, SpinTransport, graph_bookmarks, graph_client, is_denied, send_async,
+};
 pub use sleep::{Sleep, sleep};
 
 use kg_wit::types::{Check, ComponentStatus};

@@ -3,10 +3,11 @@
 
 use crate::variable;
 use neo4j_client::{
-    Auth, Client, Config, HttpRequest, HttpResponse, Method, Transport, TransportError,
+    Auth, Bookmarks, Client, Config, HttpRequest, HttpResponse, Method, Transport, TransportError,
     TransportErrorKind,
 };
 use spin_sdk::http::{ErrorCode, SendError};
+use std::sync::OnceLock;
 
 pub struct SpinTransport;
 
@@ -142,5 +143,14 @@ pub fn graph_client() -> Result<Client<SpinTransport>, String> {
             auth,
         },
         SpinTransport,
-    ))
+    )
+    .with_bookmarks(graph_bookmarks()))
+}
+
+/// This instance's bookmark chain. A component instance lives for one incoming request,
+/// so the chain is that request's causal session: set by the dispatcher through
+/// `use-bookmarks`, advanced by every graph answer, read back through `graph-bookmarks`.
+pub fn graph_bookmarks() -> Bookmarks {
+    static CHAIN: OnceLock<Bookmarks> = OnceLock::new();
+    CHAIN.get_or_init(Bookmarks::default).clone()
 }

@@ -7,6 +7,8 @@ impl Error {
     /// rejected → internal (500). Retryable when the graph says so.
     pub fn from_graph(context: &str, e: &Neo4jError) -> Self {
         let code = match e.kind {
+            // A duplicate key: the request conflicts with what the graph holds (409).
+            _ if e.is_constraint_violation() => ErrorCode::Conflict,
             ErrorKind::Unavailable | ErrorKind::Transient => ErrorCode::Unavailable,
             ErrorKind::Timeout => ErrorCode::Timeout,
             ErrorKind::Denied | ErrorKind::Forbidden | ErrorKind::ReadOnlyViolation => {
@@ -104,5 +106,20 @@ mod tests {
         let names: std::collections::HashSet<_> = all.iter().map(|c| c.as_str()).collect();
         assert_eq!(names.len(), all.len());
         assert!(all.iter().all(|c| (400..600).contains(&c.http_status())));
+    }
+
+    #[test]
+    fn a_broken_constraint_is_a_conflict_not_a_server_error() {
+        for code in [
+            "Neo.ClientError.Schema.ConstraintValidationFailed",
+            "Neo.ClientError.Schema.ConstraintCreationFailed",
+        ] {
+            let e = Error::from_graph("ingest", &Neo4jError::from_code(code, "already exists"));
+            assert_eq!(e.code, ErrorCode::Conflict, "{code}");
+            assert_eq!(e.code.http_status(), 409);
+            assert!(!e.retryable);
+        }
+        let syntax = Neo4jError::from_code("Neo.ClientError.Statement.SyntaxError", "bad");
+        assert_eq!(Error::from_graph("x", &syntax).code, ErrorCode::Internal);
     }
 }

@@ -91,6 +91,16 @@ impl Neo4jError {
             .is_some_and(|c| TOO_EXPENSIVE.contains(&c))
     }
 
+    /// True when the statement broke a uniqueness (or other) constraint, or a constraint
+    /// could not be created over data that already breaks it: a conflict with the graph's
+    /// state, which the statement rolled back whole.
+    pub fn is_constraint_violation(&self) -> bool {
+        self.code.as_deref().is_some_and(|c| {
+            c == "Neo.ClientError.Schema.ConstraintValidationFailed"
+                || c == "Neo.ClientError.Schema.ConstraintCreationFailed"
+        })
+    }
+
     /// True when retrying the same request may succeed: transient server states,
     /// unreachable servers and timeouts; never a client error.
     pub fn is_retryable(&self) -> bool {

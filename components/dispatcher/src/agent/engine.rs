@@ -99,8 +99,30 @@ pub fn turn(
         None => kg_spin::clock::unique_id("c"),
     };
     authorize(&kv, &conversation, who, true)?;
+    // The turn's graph reads wait for the conversation's earlier writes (on a cluster, a
+    // follower may not have applied them yet), and its own writes are remembered for the
+    // next turn, whatever the turn's outcome.
+    let started = memory::load_bookmarks(&kv, &conversation).map_err(kv_error)?;
+    crate::causal::resume(started.clone());
+    let result = converse(&kv, conversation.clone(), body, settings, who, sink);
+    if let Err(e) = memory::save_bookmarks(&kv, &conversation, &started, &crate::causal::current())
+    {
+        eprintln!("dispatcher: could not remember the graph bookmarks of {conversation}: {e}");
+    }
+    result
+}
+
+/// The turn itself, for an authorised caller of `conversation`.
+fn converse(
+    kv: &SpinKv,
+    conversation: String,
+    body: &ChatBody,
+    settings: &Settings,
+    who: &Principal,
+    sink: &mut dyn EventSink,
+) -> Result<TurnResult, ApiError> {
     sink.emit(Event::ConversationId(conversation.clone()));
-    let remembered = memory::load_window(&kv, &conversation, RECENT_TURNS).map_err(kv_error)?;
+    let remembered = memory::load_window(kv, &conversation, RECENT_TURNS).map_err(kv_error)?;
     let mut result = TurnResult {
         conversation_id: conversation.clone(),
         answer: String::new(),
@@ -113,11 +135,11 @@ pub fn turn(
     };
 
     // A reply to a pending approval question resumes or cancels the plan.
-    if let Some(token) = approval::pending_token(&kv, &conversation).map_err(kv_error)? {
+    if let Some(token) = approval::pending_token(kv, &conversation).map_err(kv_error)? {
         match approval::classify_reply(&body.message) {
             Reply::Yes | Reply::No => {
                 let approve = approval::classify_reply(&body.message) == Reply::Yes;
-                remember(&kv, &conversation, "user", &body.message, Some("approval"));
+                remember(kv, &conversation, "user", &body.message, Some("approval"));
                 let mut resumed = resolve(&token, approve, Some(&conversation), who, sink)?;
                 resumed.conversation_id = conversation;
                 return Ok(resumed);
@@ -183,7 +205,7 @@ pub fn turn(
             ("query", body.message.clone(), None)
         }
     };
-    remember(&kv, &conversation, "user", &body.message, Some(intent));
+    remember(kv, &conversation, "user", &body.message, Some(intent));
 
     match intent {
         "clarify" => {
@@ -245,7 +267,7 @@ pub fn turn(
             result.completion_tokens += outcome.usage.completion_tokens;
             for g in &outcome.gathered {
                 remember(
-                    &kv,
+                    kv,
                     &conversation,
                     "tool",
                     &format!("{}: {}", g.call.name, g.observation.summary),
@@ -256,7 +278,7 @@ pub fn turn(
                 return Err(ApiError::new(499, "client_gone", "the client disconnected"));
             }
             if let Some(plan) = tools.plan.take() {
-                plan_action(&kv, &conversation, &question, plan, who, sink, &mut result)?;
+                plan_action(kv, &conversation, &question, plan, who, sink, &mut result)?;
             } else {
                 let note = outcome.limit_reached.then(|| format!("The step limit ({}) was reached; answer from what was gathered and say so.", settings.max_steps));
                 let mut evidence = evidence_of(&outcome.gathered);
@@ -280,7 +302,7 @@ pub fn turn(
             }
         }
     }
-    remember(&kv, &conversation, "assistant", &result.answer, None);
+    remember(kv, &conversation, "assistant", &result.answer, None);
     Ok(result)
 }
 
@@ -490,16 +512,14 @@ fn plan_action(
     sink.emit(Event::ActionPlan(plan_json(&plan, who)));
     // The action-executor decides, under the same rules as the direct API, whether the
     // caller may run the plan and whether a person must approve it first.
-    let decision = executor::plan(
-        &who.caller,
-        &executor::PlanRequest {
-            entity_type: plan.entity_type.clone(),
-            action_name: plan.action_name.clone(),
-            entity_ids: plan.entity_ids.clone(),
-            parameters: plan.parameters.to_string(),
-            conversation: Some(conversation.to_string()),
-        },
-    )?;
+    let request = executor::PlanRequest {
+        entity_type: plan.entity_type.clone(),
+        action_name: plan.action_name.clone(),
+        entity_ids: plan.entity_ids.clone(),
+        parameters: plan.parameters.to_string(),
+        conversation: Some(conversation.to_string()),
+    };
+    let decision = crate::causal::executor(|| executor::plan(&who.caller, &request))?;
     let key = kg_spin::clock::unique_id("agent");
     if let (Some(reason), Some(token)) = (decision.reason.clone(), decision.approval_token.clone())
     {
@@ -556,7 +576,7 @@ fn execute_and_report(
     sink: &mut dyn EventSink,
     result: &mut TurnResult,
 ) -> Result<(), ApiError> {
-    let run = executor::start_batch(&ExecutionRequest {
+    let request = ExecutionRequest {
         entity_type: plan.entity_type.clone(),
         action_name: plan.action_name.clone(),
         entity_ids: plan.entity_ids.clone(),
@@ -565,14 +585,15 @@ fn execute_and_report(
         approval_token,
         caller: who.caller.clone(),
         options: None,
-    })?;
+    };
+    let run = crate::causal::executor(|| executor::start_batch(&request))?;
     let total = run.total();
     let mut completed = 0;
     let summary = loop {
         if sink.gone() {
             run.cancel();
         }
-        match run.next(1_000)? {
+        match crate::causal::executor(|| run.next(1_000))? {
             BatchPoll::Pending => sink.heartbeat(),
             BatchPoll::Progress(outcomes) => {
                 for o in outcomes {
@@ -613,7 +634,7 @@ pub fn resolve(
     sink: &mut dyn EventSink,
 ) -> Result<TurnResult, ApiError> {
     let kv = SpinKv::open().map_err(kv_error)?;
-    let info = executor::get_approval(token)?;
+    let info = crate::causal::executor(|| executor::get_approval(token))?;
     if let Some(here) = in_conversation
         && info.conversation.as_deref() != Some(here)
     {
@@ -656,7 +677,7 @@ pub fn resolve(
             &mut result,
         )?;
     } else {
-        executor::reject_plan(&who.caller, token)?;
+        crate::causal::executor(|| executor::reject_plan(&who.caller, token))?;
         result.answer = if chinese(&question) {
             "已取消，未执行任何操作。".into()
         } else {
@@ -672,6 +693,14 @@ pub fn resolve(
     }
     if let Some(conversation) = &info.conversation {
         remember(&kv, conversation, "assistant", &result.answer, None);
+        // Approved outside a turn (`/chat/approve`): the conversation's next turn must see
+        // what this batch wrote. Inside a turn, the turn remembers its own chain.
+        if in_conversation.is_none()
+            && let Err(e) =
+                memory::save_bookmarks(&kv, conversation, &[], &crate::causal::current())
+        {
+            eprintln!("dispatcher: could not remember the graph bookmarks of {conversation}: {e}");
+        }
     }
     Ok(result)
 }

@@ -167,7 +167,8 @@ fn ids(args: &Value) -> Result<Vec<String>, String> {
 }
 
 fn graph_tool(name: &str, args: &Value) -> Result<Observation, String> {
-    let result = query_tools::call_tool(name, &args.to_string()).map_err(wit_error)?;
+    let result = crate::causal::query_tools(|| query_tools::call_tool(name, &args.to_string()))
+        .map_err(wit_error)?;
     let data: Value = serde_json::from_str(&result.data).unwrap_or(Value::String(result.data));
     let data = crate::tools::with_actions(name, data);
     let graph = result.graph.map(|g| {
@@ -185,15 +186,15 @@ fn search(args: &Value) -> Result<Observation, String> {
         .and_then(Value::as_u64)
         .unwrap_or(5)
         .clamp(1, 20) as u32;
-    let response = retriever::search(&retriever::SearchRequest {
+    let request = retriever::SearchRequest {
         query: text(args, "query")?,
         top_k,
         vector_weight: None,
         bm25_weight: None,
         document_ids: vec![],
         metadata_filter: vec![],
-    })
-    .map_err(wit_error)?;
+    };
+    let response = crate::causal::retriever(|| retriever::search(&request)).map_err(wit_error)?;
     let hits: Vec<Value> = response
         .hits
         .iter()
@@ -231,13 +232,20 @@ fn action_details(args: &Value) -> Result<Observation, String> {
 
 fn validate(caller: &kg_wit::types::Caller, args: &Value) -> Result<Observation, String> {
     let parameters = args.get("parameters").cloned().unwrap_or(json!({}));
-    let results = action_executor::validate(
-        caller,
-        &text(args, "entity_type")?,
-        &text(args, "action_name")?,
-        &ids(args)?,
-        &parameters.to_string(),
-    )
+    let (entity_type, action_name, ids) = (
+        text(args, "entity_type")?,
+        text(args, "action_name")?,
+        ids(args)?,
+    );
+    let results = crate::causal::executor(|| {
+        action_executor::validate(
+            caller,
+            &entity_type,
+            &action_name,
+            &ids,
+            &parameters.to_string(),
+        )
+    })
     .map_err(wit_error)?;
     let can = results.iter().filter(|v| v.can_execute).count();
     let list: Vec<Value> = results

@@ -93,30 +93,72 @@ impl Catalog {
     }
 }
 
-/// The index DDL the executor's lookups need (standard Neo4j 5 syntax, idempotent): each
-/// entity type's key, and the action log's id and idempotency key.
+/// The index DDL the executor's entity lookups need (standard Neo4j 5 syntax, idempotent):
+/// each entity type's key. Entity keys are the business's data, so they get a plain index,
+/// not a uniqueness constraint that existing duplicates would make fail.
 pub fn index_statements(catalog: &Catalog) -> Vec<String> {
-    let index = |label: &str, property: &str| {
-        format!(
-            "CREATE INDEX {} IF NOT EXISTS FOR (n:{}) ON (n.{})",
-            crate::expr::quote(&format!(
-                "kg_{}_{}",
-                label.to_lowercase(),
-                property.to_lowercase()
-            )),
-            crate::expr::quote(label),
-            crate::expr::quote(property)
-        )
-    };
-    let mut statements: Vec<String> = catalog
+    catalog
         .entities
         .values()
-        .map(|e| index(&e.label, &e.key))
-        .collect();
-    statements.push(index("ActionLog", "id"));
-    statements.push(index("ActionLog", "execution_key"));
-    statements.push(index("ActionApproval", "id"));
-    statements
+        .map(|e| index_ddl(&index_name(&e.label, &e.key), &e.label, &e.key))
+        .collect()
+}
+
+/// A uniqueness constraint the executor's own nodes need: it makes a duplicate an error
+/// (`Neo.ClientError.Schema.ConstraintValidationFailed`, rolled back) instead of a second
+/// node, whatever a statement's locks do, and its backing index serves the lookups.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UniqueKey {
+    pub label: &'static str,
+    pub property: &'static str,
+    /// `CREATE CONSTRAINT … IF NOT EXISTS … REQUIRE … IS UNIQUE`.
+    pub constraint: String,
+    /// Earlier versions created a plain index on the same property, and Neo4j refuses the
+    /// constraint while it exists: dropped first when the constraint is refused.
+    pub drop_legacy_index: String,
+    /// The plain index again, for when the constraint cannot be created (duplicates in
+    /// the graph already): lookups stay fast while the duplicates are sorted out.
+    pub legacy_index: String,
+}
+
+/// The action log's id and execution key (the idempotency key of one entity's
+/// execution: at most one log entry may hold it) and the approvals' id (the token's hash).
+pub fn unique_keys() -> Vec<UniqueKey> {
+    [
+        ("ActionLog", "id"),
+        ("ActionLog", "execution_key"),
+        ("ActionApproval", "id"),
+    ]
+    .into_iter()
+    .map(|(label, property)| {
+        let legacy = index_name(label, property);
+        UniqueKey {
+            label,
+            property,
+            constraint: format!(
+                "CREATE CONSTRAINT {} IF NOT EXISTS FOR (n:{}) REQUIRE n.{} IS UNIQUE",
+                crate::expr::quote(&format!("{legacy}_unique")),
+                crate::expr::quote(label),
+                crate::expr::quote(property)
+            ),
+            drop_legacy_index: format!("DROP INDEX {} IF EXISTS", crate::expr::quote(&legacy)),
+            legacy_index: index_ddl(&legacy, label, property),
+        }
+    })
+    .collect()
+}
+
+fn index_name(label: &str, property: &str) -> String {
+    format!("kg_{}_{}", label.to_lowercase(), property.to_lowercase())
+}
+
+fn index_ddl(name: &str, label: &str, property: &str) -> String {
+    format!(
+        "CREATE INDEX {} IF NOT EXISTS FOR (n:{}) ON (n.{})",
+        crate::expr::quote(name),
+        crate::expr::quote(label),
+        crate::expr::quote(property)
+    )
 }
 
 impl ActionDef {
