@@ -511,6 +511,70 @@ pub fn run(session: &Session, ddl: &Ddl) -> Result<Done, Neo4jError> {
     }
 }
 
+/// Writes the constraints Grafeo holds to `file` (JSON), so a devgraph killed before
+/// Grafeo checkpointed its schema gets them back ([`restore`]).
+pub fn save(session: &Session, file: &std::path::Path) -> Result<(), Neo4jError> {
+    let constraints: Vec<Json> = list(session)?
+        .iter()
+        .map(|c| json!({"name": c.name, "kind": c.kind, "label": c.label, "properties": c.properties}))
+        .collect();
+    let text = Json::Array(constraints).to_string();
+    let temporary = file.with_extension("tmp");
+    std::fs::write(&temporary, text)
+        .and_then(|()| std::fs::rename(&temporary, file))
+        .map_err(|e| {
+            Neo4jError::new(
+                500,
+                "Neo.DatabaseError.General.UnknownError",
+                format!("could not save the constraints to {}: {e}", file.display()),
+            )
+        })
+}
+
+/// Creates (again) the constraints saved in `file`; how many.
+pub fn restore(session: &Session, file: &std::path::Path) -> Result<usize, String> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Ok(0);
+    };
+    let saved: Vec<Json> =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    let held = list(session).map_err(|e| e.message)?;
+    let mut restored = 0;
+    for c in saved {
+        let constraint = Constraint {
+            name: c["name"].as_str().unwrap_or_default().to_string(),
+            kind: c["kind"].as_str().unwrap_or("UNIQUE").to_string(),
+            label: c["label"].as_str().unwrap_or_default().to_string(),
+            properties: c["properties"]
+                .as_array()
+                .map(|p| {
+                    p.iter()
+                        .filter_map(|p| p.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+        if constraint.name.is_empty() {
+            continue;
+        }
+        // Grafeo recovering from a kill can list a constraint it no longer enforces:
+        // create each one afresh.
+        if held.iter().any(|h| h.name == constraint.name) {
+            session
+                .execute_cypher(&format!("DROP CONSTRAINT {}", quote(&constraint.name)))
+                .map_err(|e| e.to_string())?;
+        }
+        let ddl = Ddl::Create {
+            constraint,
+            named: true,
+            if_not_exists: true,
+        };
+        run(session, &ddl).map_err(|e| e.message)?;
+        restored += 1;
+    }
+    Ok(restored)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -101,6 +101,9 @@ pub struct Graph {
     nonce: u64,
     pub bookmarks: Bookmarks,
     pub requests: Requests,
+    /// Where constraint DDL saves the constraints (with `--data`), see
+    /// [`crate::constraints::save`].
+    pub constraints_file: Option<std::path::PathBuf>,
 }
 
 impl Graph {
@@ -117,6 +120,7 @@ impl Graph {
             nonce,
             bookmarks: Bookmarks::new(nonce, DEFAULT_BOOKMARK_TIMEOUT),
             requests: Requests::default(),
+            constraints_file: None,
         }
     }
 
@@ -502,6 +506,11 @@ fn execute(
             else {
                 return Err(Neo4jError::bad_request("not constraint DDL"));
             };
+            if added + removed > 0
+                && let Some(file) = &graph.constraints_file
+            {
+                crate::constraints::save(session, file)?;
+            }
             let mut body = json!({"data": {"fields": [], "values": []}});
             if shape.include_counters {
                 body["counters"] = counters_json(&NoCounters, added, removed);

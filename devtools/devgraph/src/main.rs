@@ -117,8 +117,18 @@ async fn run(args: Args) -> Result<()> {
         .await
         .with_context(|| format!("binding {}", args.listen))?;
     let address = listener.local_addr()?;
-    let graph = Graph::new(db)
+    let mut graph = Graph::new(db)
         .with_bookmark_timeout(std::time::Duration::from_millis(args.bookmark_timeout_ms));
+    if let Some(path) = &args.data {
+        // Constraints are saved beside the graph file at each DDL (see constraints::save).
+        let mut name = path.as_os_str().to_owned();
+        name.push(".constraints.json");
+        let file = PathBuf::from(name);
+        devgraph::constraints::restore(&graph.db().session(), &file)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("restoring the constraints of {}", file.display()))?;
+        graph.constraints_file = Some(file);
+    }
     let mut server = Server::new(graph, &args.database, &args.user, &args.password);
     server.affinity_check = args.affinity_check;
     let server = Arc::new(server);
