@@ -5,7 +5,8 @@ mod timed_transport;
 
 use kg_wit::types::{ComponentStatus, Error, ErrorCode, Json};
 use neo4j_client::Client;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use timed_transport::TimedTransport;
 
 wit_bindgen::generate!({
@@ -31,6 +32,28 @@ fn query_timeout() -> Duration {
 /// under the HTTP deadline, at least one second.
 fn max_execution_time(deadline: Duration) -> Duration {
     Duration::from_secs(deadline.as_secs().saturating_sub(1).max(1))
+}
+
+/// Longest a session lives, should the host reuse an instance for several requests.
+const SESSION_MAX_AGE: Duration = Duration::from_secs(30);
+
+/// This instance's session: the schema lists its tool calls share, and the notifications
+/// of their statements. Spin (like devhost) instantiates a WASIp2 component, with the
+/// dispatcher it is composed into, once per incoming HTTP request (Spin's
+/// `--max-instance-reuse-count` defaults to 1 for WASIp2), so the lists are read at most
+/// once per request (once more for a name they lack) and never outlive it. Should a host
+/// be told to reuse instances, a session still ends after [`SESSION_MAX_AGE`].
+fn session() -> Arc<kg_graph_tools::Session> {
+    static SESSION: Mutex<Option<(Instant, Arc<kg_graph_tools::Session>)>> = Mutex::new(None);
+    let mut current = SESSION.lock().unwrap_or_else(|p| p.into_inner());
+    match &*current {
+        Some((started, session)) if started.elapsed() < SESSION_MAX_AGE => session.clone(),
+        _ => {
+            let session = Arc::new(kg_graph_tools::Session::new());
+            *current = Some((Instant::now(), session.clone()));
+            session
+        }
+    }
 }
 
 struct QueryTools;
@@ -75,8 +98,21 @@ impl Guest for QueryTools {
         let client = Client::new(config, TimedTransport { deadline })
             .with_max_execution_time(Some(max_execution_time(deadline)))
             .with_bookmarks(kg_spin::graph_bookmarks());
-        let output =
-            kg_graph_tools::call(&client, &TimedTransport { deadline }, &name, &arguments)?;
+        let session = session();
+        let output = kg_graph_tools::call_in(
+            &session,
+            &client,
+            &TimedTransport { deadline },
+            &name,
+            &arguments,
+        );
+        // Deprecations and warnings go to the log, one line each (never parameter values).
+        for noted in session.take_notifications() {
+            if let Some(line) = kg_graph_tools::log_line(&name, &noted) {
+                eprintln!("query-tools: {line}");
+            }
+        }
+        let output = output?;
         Ok(ToolResult {
             data: output.data.to_string(),
             summary: output.summary,

@@ -1,0 +1,216 @@
+//! Graph round trips per agent turn (issue #15 item 10): a turn with four tool calls runs
+//! in one request, whose query-tools instance looks the schema up (`db.labels()`,
+//! `db.relationshipTypes()`) at most once. Every statement the application sends is
+//! counted by a TCP proxy between the application and devgraph.
+
+use kg_e2e::llm_stub::{Reply, ScriptedLlm, text};
+use kg_e2e::{AppHost, Devgraph, GRAPH_PASSWORD, app_manifest};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Forwards TCP connections to `upstream` and keeps what the clients sent, one buffer per
+/// connection.
+struct CountingProxy {
+    url: String,
+    sent: Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>>,
+}
+
+impl CountingProxy {
+    async fn start(upstream: &str) -> CountingProxy {
+        let upstream = upstream
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_string();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let sent: Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>> = Arc::default();
+        let log = sent.clone();
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = TcpStream::connect(&upstream).await else {
+                    continue;
+                };
+                let buffer: Arc<Mutex<Vec<u8>>> = Arc::default();
+                log.lock().unwrap().push(buffer.clone());
+                let (mut client_read, mut client_write) = client.into_split();
+                let (mut server_read, mut server_write) = server.into_split();
+                tokio::spawn(async move {
+                    let mut chunk = vec![0u8; 64 * 1024];
+                    loop {
+                        match client_read.read(&mut chunk).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => {
+                                buffer.lock().unwrap().extend_from_slice(&chunk[..n]);
+                                if server_write.write_all(&chunk[..n]).await.is_err() {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    let _ = server_write.shutdown().await;
+                });
+                tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut server_read, &mut client_write).await;
+                    let _ = client_write.shutdown().await;
+                });
+            }
+        });
+        CountingProxy { url, sent }
+    }
+
+    /// The statements sent since the last call, in order per connection.
+    fn take_statements(&self) -> Vec<String> {
+        let buffers: Vec<_> = std::mem::take(&mut *self.sent.lock().unwrap());
+        let mut statements = Vec::new();
+        for buffer in buffers {
+            let bytes = buffer.lock().unwrap().clone();
+            let marker = b"\"statement\":";
+            let mut at = 0;
+            while let Some(i) = bytes[at..]
+                .windows(marker.len())
+                .position(|w| w == marker)
+            {
+                let start = at + i + marker.len();
+                let mut values =
+                    serde_json::Deserializer::from_slice(&bytes[start..]).into_iter::<String>();
+                if let Some(Ok(statement)) = values.next() {
+                    statements.push(statement);
+                }
+                at = start;
+            }
+        }
+        statements
+    }
+}
+
+fn is_schema(statement: &str) -> bool {
+    ["db.labels()", "db.relationshipTypes()", "db.propertyKeys()", "db.schema."]
+        .iter()
+        .any(|s| statement.contains(s))
+}
+
+#[tokio::test]
+async fn a_turn_with_four_tool_calls_looks_the_schema_up_once() {
+    let graph = Devgraph::start().await.unwrap();
+    let proxy = CountingProxy::start(&graph.url).await;
+    let llm = ScriptedLlm::start().await;
+    let calls: Vec<(String, Value)> = vec![
+        (
+            "search_instances".into(),
+            json!({"search_term": "acme", "class_name": "Supplier"}),
+        ),
+        (
+            "get_instances_by_class".into(),
+            json!({"class_name": "Product", "limit": 5}),
+        ),
+        (
+            "get_instance_neighbors".into(),
+            json!({"instance": "PRD-036", "class_name": "Product", "direction": "in", "relationship_types": ["COMPONENT_OF"]}),
+        ),
+        (
+            "get_instance_neighbors".into(),
+            json!({"instance": "SUP-001", "class_name": "Supplier", "relationship_types": ["SUPPLIES"]}),
+        ),
+    ];
+    llm.then([
+        Reply::Tools(calls.clone()),
+        text("Done: see the tool results."),
+        text("Done: see the tool results."),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut variables = llm.variables();
+    variables.push(("neo4j_origin", proxy.url.clone()));
+    variables.push(("neo4j_password", GRAPH_PASSWORD.to_string()));
+    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables)
+        .await
+        .unwrap();
+
+    proxy.take_statements();
+    let (status, r) = host
+        .send(
+            "POST",
+            "/chat",
+            &json!({"message": "Which suppliers deliver parts used in product PRD-036?", "routing_mode": "rule", "trace": true})
+                .to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{r}");
+    let steps = r["intermediate_steps"].as_array().unwrap();
+    let results: Vec<&Value> = steps
+        .iter()
+        .filter(|s| s["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 4, "{r}");
+    assert!(results.iter().all(|s| s["success"] == true), "{r}");
+
+    let statements = proxy.take_statements();
+    let labels = statements
+        .iter()
+        .filter(|s| s.contains("db.labels()"))
+        .count();
+    let types = statements
+        .iter()
+        .filter(|s| s.contains("db.relationshipTypes()"))
+        .count();
+    let schema = statements.iter().filter(|s| is_schema(s)).count();
+    eprintln!(
+        "graph round trips for a turn with {} tool calls: {} statements, {schema} schema look-ups ({labels} db.labels(), {types} db.relationshipTypes())",
+        calls.len(),
+        statements.len()
+    );
+    assert_eq!(labels, 1, "{statements:#?}");
+    assert_eq!(types, 1, "{statements:#?}");
+    assert_eq!(schema, 2, "{statements:#?}");
+
+    // The next request looks the schema up afresh (a new instance, a new session).
+    let (status, _) = host
+        .send(
+            "POST",
+            "/tools/get_instances_by_class",
+            &json!({"class_name": "Supplier", "limit": 1}).to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    let statements = proxy.take_statements();
+    assert_eq!(
+        statements.iter().filter(|s| s.contains("db.labels()")).count(),
+        1,
+        "{statements:#?}"
+    );
+}
+
+#[tokio::test]
+async fn neighbours_carry_their_business_keys() {
+    let graph = Devgraph::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &graph.variables())
+        .await
+        .unwrap();
+    let (status, r) = host
+        .send(
+            "POST",
+            "/tools/get_instance_neighbors",
+            &json!({"instance": "PRD-036", "direction": "in", "relationship_types": ["COMPONENT_OF"]})
+                .to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{r}");
+    let nodes = r["graph_data"]["nodes"].as_array().unwrap();
+    let neighbors = r["data"]["neighbors"].as_array().unwrap();
+    assert!(!neighbors.is_empty(), "{r}");
+    for n in neighbors {
+        // The key the agent acts on is the node's own `id`, beside its element id.
+        let node = nodes
+            .iter()
+            .find(|g| g["id"] == n["element_id"])
+            .unwrap_or_else(|| panic!("{n} not in the graph data"));
+        assert_eq!(n["id"], node["properties"]["id"], "{n}");
+        assert!(n["id"].as_str().is_some_and(|id| id.starts_with("PRD-")), "{n}");
+        assert_eq!(n["distance"], 1);
+    }
+}
