@@ -8,6 +8,7 @@ use neo4j_client::{
 };
 use spin_sdk::http::{ErrorCode, SendError};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 pub struct SpinTransport;
 
@@ -144,7 +145,24 @@ pub fn graph_client() -> Result<Client<SpinTransport>, String> {
         },
         SpinTransport,
     )
-    .with_bookmarks(graph_bookmarks()))
+    .with_bookmarks(graph_bookmarks())
+    .with_max_execution_time(Some(graph_execution_limit())))
+}
+
+/// How long one graph request may take from this host's side: `neo4j_query_timeout_ms`
+/// (10 s by default).
+pub fn graph_request_deadline() -> Duration {
+    match crate::number_variable("neo4j_query_timeout_ms", 0) {
+        0 => Duration::from_secs(10),
+        ms => Duration::from_millis(ms),
+    }
+}
+
+/// The `maxExecutionTime` every statement carries: a second under the request deadline
+/// (whole seconds, at least one), so the graph stops a statement itself, and says so,
+/// before the host gives up on the answer and leaves it running.
+pub fn graph_execution_limit() -> Duration {
+    Duration::from_secs(graph_request_deadline().as_secs().saturating_sub(1).max(1))
 }
 
 /// This instance's bookmark chain. A component instance lives for one incoming request,
