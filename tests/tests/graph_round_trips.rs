@@ -10,11 +10,14 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+/// What each connection's client sent, one buffer per connection.
+type Sent = Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>>;
+
 /// Forwards TCP connections to `upstream` and keeps what the clients sent, one buffer per
 /// connection.
 struct CountingProxy {
     url: String,
-    sent: Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>>,
+    sent: Sent,
 }
 
 impl CountingProxy {
@@ -25,7 +28,7 @@ impl CountingProxy {
             .to_string();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let sent: Arc<Mutex<Vec<Arc<Mutex<Vec<u8>>>>>> = Arc::default();
+        let sent: Sent = Arc::default();
         let log = sent.clone();
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
@@ -68,10 +71,7 @@ impl CountingProxy {
             let bytes = buffer.lock().unwrap().clone();
             let marker = b"\"statement\":";
             let mut at = 0;
-            while let Some(i) = bytes[at..]
-                .windows(marker.len())
-                .position(|w| w == marker)
-            {
+            while let Some(i) = bytes[at..].windows(marker.len()).position(|w| w == marker) {
                 let start = at + i + marker.len();
                 let mut values =
                     serde_json::Deserializer::from_slice(&bytes[start..]).into_iter::<String>();
@@ -86,9 +86,14 @@ impl CountingProxy {
 }
 
 fn is_schema(statement: &str) -> bool {
-    ["db.labels()", "db.relationshipTypes()", "db.propertyKeys()", "db.schema."]
-        .iter()
-        .any(|s| statement.contains(s))
+    [
+        "db.labels()",
+        "db.relationshipTypes()",
+        "db.propertyKeys()",
+        "db.schema.",
+    ]
+    .iter()
+    .any(|s| statement.contains(s))
 }
 
 #[tokio::test]
@@ -177,7 +182,10 @@ async fn a_turn_with_four_tool_calls_looks_the_schema_up_once() {
     assert_eq!(status, 200);
     let statements = proxy.take_statements();
     assert_eq!(
-        statements.iter().filter(|s| s.contains("db.labels()")).count(),
+        statements
+            .iter()
+            .filter(|s| s.contains("db.labels()"))
+            .count(),
         1,
         "{statements:#?}"
     );
@@ -187,9 +195,13 @@ async fn a_turn_with_four_tool_calls_looks_the_schema_up_once() {
 async fn neighbours_carry_their_business_keys() {
     let graph = Devgraph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &graph.variables())
-        .await
-        .unwrap();
+    let host = AppHost::start(
+        &app_manifest(),
+        &dir.path().join("kv.db"),
+        &graph.variables(),
+    )
+    .await
+    .unwrap();
     let (status, r) = host
         .send(
             "POST",
@@ -210,7 +222,10 @@ async fn neighbours_carry_their_business_keys() {
             .find(|g| g["id"] == n["element_id"])
             .unwrap_or_else(|| panic!("{n} not in the graph data"));
         assert_eq!(n["id"], node["properties"]["id"], "{n}");
-        assert!(n["id"].as_str().is_some_and(|id| id.starts_with("PRD-")), "{n}");
+        assert!(
+            n["id"].as_str().is_some_and(|id| id.starts_with("PRD-")),
+            "{n}"
+        );
         assert_eq!(n["distance"], 1);
     }
 }
