@@ -1,7 +1,8 @@
 //! Graph round trips per agent turn (issue #15 item 10): a turn with four tool calls runs
 //! in one request, whose query-tools instance looks the schema up (`db.labels()`,
 //! `db.relationshipTypes()`) at most once. Every statement the application sends is
-//! counted by a TCP proxy between the application and devgraph.
+//! counted by a TCP proxy between the application and devgraph. And the graph's
+//! notifications (item 6): a performance hint about the agent's own query reaches it.
 
 use kg_e2e::llm_stub::{Reply, ScriptedLlm, text};
 use kg_e2e::{AppHost, Devgraph, GRAPH_PASSWORD, app_manifest};
@@ -228,4 +229,71 @@ async fn neighbours_carry_their_business_keys() {
         );
         assert_eq!(n["distance"], 1);
     }
+}
+
+/// A Neo4j stand-in that plans every query as a read, knows two labels, and answers the
+/// query itself with the documented notification shape (a cartesian product).
+struct NotifyingGraph;
+
+impl wiremock::Respond for NotifyingGraph {
+    fn respond(&self, request: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let statement = body["statement"].as_str().unwrap_or_default();
+        let answer = if statement.starts_with("EXPLAIN ") {
+            json!({"data": {"fields": [], "values": []}, "queryType": "r"})
+        } else if statement.contains("db.labels()") {
+            json!({"data": {"fields": ["label"], "values": [["Product"], ["Supplier"]]}})
+        } else {
+            json!({
+                "data": {"fields": ["a", "b"], "values": [["SUP-001", "PRD-001"]]},
+                "notifications": [{
+                    "code": "Neo.ClientNotification.Statement.CartesianProduct",
+                    "title": "This query builds a cartesian product between disconnected patterns.",
+                    "description": "If a part of a query contains multiple disconnected patterns, this will build a cartesian product between all those parts.",
+                    "severity": "INFORMATION",
+                    "position": {"offset": 0, "line": 1, "column": 1},
+                    "category": "PERFORMANCE"
+                }],
+                "bookmarks": []
+            })
+        };
+        wiremock::ResponseTemplate::new(200)
+            .insert_header("content-type", "application/json")
+            .set_body_json(answer)
+    }
+}
+
+#[tokio::test]
+async fn the_agent_gets_the_graphs_performance_hints_about_its_query() {
+    let graph = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(NotifyingGraph)
+        .mount(&graph)
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let host = AppHost::start(
+        &app_manifest(),
+        &dir.path().join("kv.db"),
+        &[
+            ("neo4j_origin", graph.uri()),
+            ("neo4j_password", GRAPH_PASSWORD.to_string()),
+        ],
+    )
+    .await
+    .unwrap();
+    let (status, r) = host
+        .send(
+            "POST",
+            "/tools/run_read_cypher",
+            &json!({"query": "MATCH (a:Supplier), (b:Product) RETURN a.id AS a, b.id AS b"})
+                .to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(
+        r["data"]["hints"],
+        json!([{"code": "CartesianProduct", "hint": "This query builds a cartesian product between disconnected patterns.", "at": {"line": 1, "column": 1}}]),
+        "{r}"
+    );
 }
