@@ -14,7 +14,9 @@
 //!   `IF EXISTS`, counts `constraintsRemoved`;
 //! - `SHOW [ALL|UNIQUE|KEY] CONSTRAINT[S] [YIELD …] [WHERE …] [RETURN …]`: Neo4j 5's columns
 //!   (`id`, `name`, `type` `UNIQUENESS`/`NODE_KEY`, `entityType`, `labelsOrTypes`,
-//!   `properties`, `ownedIndex`, `propertyType`).
+//!   `properties`, `ownedIndex`, `propertyType`);
+//! - plain `CREATE INDEX` and `SHOW INDEXES` are parsed here too and answered by
+//!   [`crate::schema_rules`] (a constraint over a plain index is refused there).
 
 use crate::errors::{Neo4jError, from_grafeo};
 use crate::schema;
@@ -71,6 +73,14 @@ pub enum Ddl {
     Show {
         rest: String,
     },
+    /// `SHOW [ALL|RANGE|VECTOR|FULLTEXT] INDEX[ES] …` (see [`crate::schema_rules`]).
+    ShowIndexes {
+        /// Neo4j's index type asked for; `None`: all.
+        kind: Option<&'static str>,
+        rest: String,
+    },
+    /// A plain `CREATE [RANGE] INDEX … FOR (n:L) ON (n.p, …)`.
+    CreateIndex(crate::schema_rules::CreateIndex),
 }
 
 fn words(statement: &str) -> Vec<String> {
@@ -118,12 +128,119 @@ fn syntax(message: impl Into<String>) -> Neo4jError {
     schema::syntax(message.into())
 }
 
+/// `SHOW [kind] INDEX[ES] <rest>`.
+fn show_indexes(trimmed: &str, upper: &[String]) -> Option<Ddl> {
+    let (kind, at) = match upper.get(1).map(String::as_str)? {
+        "INDEX" | "INDEXES" => (None, 1),
+        "ALL" => (None, 2),
+        "RANGE" | "BTREE" => (Some("RANGE"), 2),
+        "VECTOR" => (Some("VECTOR"), 2),
+        "FULLTEXT" => (Some("FULLTEXT"), 2),
+        // Kinds devgraph never has: an empty list.
+        "TEXT" | "POINT" | "LOOKUP" => (Some("NONE"), 2),
+        _ => return None,
+    };
+    if !matches!(upper.get(at).map(String::as_str), Some("INDEX" | "INDEXES")) {
+        return None;
+    }
+    // The text after the INDEX(ES) word.
+    let mut rest = trimmed;
+    for _ in 0..=at {
+        rest = rest.trim_start();
+        rest = rest.find(char::is_whitespace).map_or("", |i| &rest[i..]);
+    }
+    Some(Ddl::ShowIndexes {
+        kind,
+        rest: rest.trim().to_string(),
+    })
+}
+
+/// A plain `CREATE [RANGE] INDEX [name] [IF NOT EXISTS] FOR (n:L) ON (n.p, …)`; other
+/// shapes (relationship indexes, OPTIONS) are left to Grafeo.
+fn create_index(w: &[String]) -> Option<crate::schema_rules::CreateIndex> {
+    let mut i = 1;
+    if is(w.get(i), "RANGE") || is(w.get(i), "BTREE") {
+        i += 1;
+    }
+    if !is(w.get(i), "INDEX") {
+        return None;
+    }
+    i += 1;
+    let mut index_name = None;
+    if !is(w.get(i), "IF") && !is(w.get(i), "FOR") {
+        index_name = Some(name(w.get(i)?));
+        i += 1;
+    }
+    let mut if_not_exists = false;
+    if is(w.get(i), "IF") {
+        if !(is(w.get(i + 1), "NOT") && is(w.get(i + 2), "EXISTS")) {
+            return None;
+        }
+        if_not_exists = true;
+        i += 3;
+    }
+    if !is(w.get(i), "FOR") || w.get(i + 1).map(String::as_str) != Some("(") {
+        return None;
+    }
+    let variable = w.get(i + 2)?;
+    if w.get(i + 3).map(String::as_str) != Some(":") {
+        return None;
+    }
+    let label = name(w.get(i + 4)?);
+    if w.get(i + 5).map(String::as_str) != Some(")") || !is(w.get(i + 6), "ON") {
+        return None;
+    }
+    i += 7;
+    let parenthesised = w.get(i).map(String::as_str) == Some("(");
+    if parenthesised {
+        i += 1;
+    }
+    let mut properties = Vec::new();
+    loop {
+        if w.get(i) != Some(variable) || w.get(i + 1).map(String::as_str) != Some(".") {
+            return None;
+        }
+        properties.push(name(w.get(i + 2)?));
+        i += 3;
+        if w.get(i).map(String::as_str) == Some(",") {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    if parenthesised {
+        if w.get(i).map(String::as_str) != Some(")") {
+            return None;
+        }
+        i += 1;
+    }
+    if w[i..].iter().any(|s| s != ";") {
+        return None;
+    }
+    Some(crate::schema_rules::CreateIndex {
+        name: index_name,
+        if_not_exists,
+        label,
+        properties,
+    })
+}
+
 /// The constraint DDL `statement` is, if it is one.
 pub fn parse(statement: &str) -> Result<Option<Ddl>, Neo4jError> {
     let trimmed = statement.trim();
     let w = words(trimmed);
     let upper: Vec<String> = w.iter().take(4).map(|s| s.to_ascii_uppercase()).collect();
     let first = upper.first().map(String::as_str);
+    if first == Some("SHOW")
+        && let Some(ddl) = show_indexes(trimmed, &upper)
+    {
+        return Ok(Some(ddl));
+    }
+    if first == Some("CREATE")
+        && let Some(create) = create_index(&w)
+    {
+        return Ok(Some(Ddl::CreateIndex(create)));
+    }
     if first == Some("SHOW") {
         let mut i = 1;
         while i < upper.len() && matches!(upper[i].as_str(), "ALL" | "UNIQUE" | "KEY" | "NODE") {
@@ -356,13 +473,48 @@ fn literal(value: &Value) -> String {
 
 /// Runs constraint DDL: `(constraintsAdded, constraintsRemoved)`, or the rows of `SHOW`.
 pub enum Done {
-    Counted { added: u64, removed: u64 },
-    Show { statement: String, rows: Json },
+    Counted {
+        added: u64,
+        removed: u64,
+    },
+    Show {
+        statement: String,
+        rows: Json,
+    },
+    /// Nothing to answer here: run this statement (Grafeo's DDL) instead.
+    Run {
+        statement: String,
+    },
 }
 
 pub fn run(session: &Session, ddl: &Ddl) -> Result<Done, Neo4jError> {
+    run_checked(session, ddl, true)
+}
+
+/// [`run`]; `check_indexes`: refuse a constraint over a plain index, as Neo4j does
+/// ([`restore`] recreates constraints that exist already and skips it).
+fn run_checked(session: &Session, ddl: &Ddl, check_indexes: bool) -> Result<Done, Neo4jError> {
+    match ddl {
+        Ddl::ShowIndexes { kind, rest } => {
+            let (statement, rows) = crate::schema_rules::show(session, *kind, rest)?;
+            return Ok(Done::Show { statement, rows });
+        }
+        Ddl::CreateIndex(create) => {
+            return Ok(match crate::schema_rules::create_index(session, create)? {
+                crate::schema_rules::IndexVerdict::Nothing => Done::Counted {
+                    added: 0,
+                    removed: 0,
+                },
+                crate::schema_rules::IndexVerdict::Create(statement) => Done::Run { statement },
+            });
+        }
+        _ => {}
+    }
     let existing = list(session)?;
     match ddl {
+        Ddl::ShowIndexes { .. } | Ddl::CreateIndex(_) => {
+            Err(Neo4jError::bad_request("index DDL is answered above"))
+        }
         Ddl::Show { rest } => {
             let rows: Vec<Json> = existing
                 .iter()
@@ -463,6 +615,15 @@ pub fn run(session: &Session, ddl: &Ddl) -> Result<Done, Neo4jError> {
                     "Neo.ClientError.Schema.ConstraintAlreadyExists",
                     format!("Constraint already exists: {}", same.describe()),
                 ));
+            }
+            if check_indexes
+                && let Some(blocked) = crate::schema_rules::constraint_blocked(
+                    constraint,
+                    *named,
+                    &crate::schema_rules::grafeo_indexes(session)?,
+                )
+            {
+                return Err(blocked);
             }
             if let Some((values, ids)) = duplicate(session, constraint)? {
                 let node = |i: usize| ids.get(i).map(literal).unwrap_or_default();
@@ -569,7 +730,7 @@ pub fn restore(session: &Session, file: &std::path::Path) -> Result<usize, Strin
             named: true,
             if_not_exists: true,
         };
-        run(session, &ddl).map_err(|e| e.message)?;
+        run_checked(session, &ddl, false).map_err(|e| e.message)?;
         restored += 1;
     }
     Ok(restored)
@@ -618,5 +779,50 @@ mod tests {
         assert_eq!(parse("MATCH (n) RETURN n").unwrap(), None);
         assert_eq!(parse("CREATE (n:Constraint)").unwrap(), None);
         assert!(parse("CREATE CONSTRAINT x FOR (n:L) REQUIRE n.p IS NOT NULL").is_err());
+    }
+
+    #[test]
+    fn parses_plain_index_ddl_and_show_indexes() {
+        let Ok(Some(Ddl::CreateIndex(create))) =
+            parse("CREATE INDEX `kg_a` IF NOT EXISTS FOR (n:`ActionLog`) ON (n.`execution_key`)")
+        else {
+            panic!()
+        };
+        assert_eq!(create.name.as_deref(), Some("kg_a"));
+        assert!(create.if_not_exists);
+        assert_eq!(create.label, "ActionLog");
+        assert_eq!(create.properties, vec!["execution_key"]);
+        let Ok(Some(Ddl::CreateIndex(create))) =
+            parse("create range index for (p:Pair) on (p.a, p.b)")
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (create.name, create.properties),
+            (None, vec!["a".into(), "b".into()])
+        );
+        // Left to Grafeo (or to indexes.rs).
+        assert_eq!(
+            parse("CREATE INDEX r FOR ()-[r:T]-() ON (r.p)").unwrap(),
+            None
+        );
+        assert_eq!(
+            parse("CREATE VECTOR INDEX v FOR (c:C) ON c.e").unwrap(),
+            None
+        );
+        assert_eq!(
+            parse("SHOW RANGE INDEXES YIELD name WHERE name = 'x' RETURN name").unwrap(),
+            Some(Ddl::ShowIndexes {
+                kind: Some("RANGE"),
+                rest: "YIELD name WHERE name = 'x' RETURN name".into()
+            })
+        );
+        assert_eq!(
+            parse("SHOW INDEXES").unwrap(),
+            Some(Ddl::ShowIndexes {
+                kind: None,
+                rest: String::new()
+            })
+        );
     }
 }

@@ -489,10 +489,15 @@ fn execute(
     // Rows devgraph computes itself (procedures Grafeo lacks, SHOW CONSTRAINTS), answered
     // by a statement over them so YIELD / WHERE / RETURN after the call work.
     let mut computed: Option<(String, Json)> = None;
+    // A plain CREATE INDEX that Neo4j's schema rules let through, as Grafeo's DDL.
+    let mut checked_ddl: Option<String> = None;
     match crate::constraints::parse(statement)? {
-        Some(crate::constraints::Ddl::Show { rest }) => {
+        Some(
+            ddl @ (crate::constraints::Ddl::Show { .. }
+            | crate::constraints::Ddl::ShowIndexes { .. }),
+        ) => {
             if let crate::constraints::Done::Show { statement, rows } =
-                crate::constraints::run(session, &crate::constraints::Ddl::Show { rest })?
+                crate::constraints::run(session, &ddl)?
             {
                 computed = Some((statement, rows));
             }
@@ -501,21 +506,29 @@ fn execute(
             if mode == AccessMode::Read {
                 return Err(Neo4jError::access_mode());
             }
-            let crate::constraints::Done::Counted { added, removed } =
-                crate::constraints::run(session, &ddl)?
-            else {
-                return Err(Neo4jError::bad_request("not constraint DDL"));
+            let (added, removed) = match crate::constraints::run(session, &ddl)? {
+                crate::constraints::Done::Counted { added, removed } => (added, removed),
+                // Grafeo runs it below.
+                crate::constraints::Done::Run { statement } => {
+                    checked_ddl = Some(statement);
+                    (0, 0)
+                }
+                crate::constraints::Done::Show { .. } => {
+                    return Err(Neo4jError::bad_request("not constraint DDL"));
+                }
             };
-            if added + removed > 0
-                && let Some(file) = &graph.constraints_file
-            {
-                crate::constraints::save(session, file)?;
+            if checked_ddl.is_none() {
+                if added + removed > 0
+                    && let Some(file) = &graph.constraints_file
+                {
+                    crate::constraints::save(session, file)?;
+                }
+                let mut body = json!({"data": {"fields": [], "values": []}});
+                if shape.include_counters {
+                    body["counters"] = counters_json(&NoCounters, added, removed);
+                }
+                return Ok((body, added + removed > 0));
             }
-            let mut body = json!({"data": {"fields": [], "values": []}});
-            if shape.include_counters {
-                body["counters"] = counters_json(&NoCounters, added, removed);
-            }
-            return Ok((body, added + removed > 0));
         }
         None => {}
     }
@@ -551,6 +564,7 @@ fn execute(
             .insert(crate::schema::ROWS_PARAMETER.into(), rows.clone());
     }
     let statement = computed.as_ref().map_or(statement, |(s, _)| s.as_str());
+    let statement = checked_ddl.as_deref().unwrap_or(statement);
     // Neo4j's vector and full-text index DDL and procedures, on Grafeo's own indexes.
     let rewritten = crate::indexes::rewrite(session, statement, &parameters)?;
     let statement = rewritten.as_deref().unwrap_or(statement);

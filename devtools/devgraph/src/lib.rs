@@ -15,6 +15,7 @@ pub mod http;
 pub mod indexes;
 pub mod requests;
 pub mod schema;
+pub mod schema_rules;
 pub mod values;
 
 use anyhow::Result;

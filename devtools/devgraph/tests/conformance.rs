@@ -735,3 +735,253 @@ fn constraints_persist_with_the_graph_file() {
         "Neo.ClientError.Schema.ConstraintValidationFailed"
     );
 }
+
+/// Neo4j 5's kernel (`AlreadyIndexedException`, constraint context): a uniqueness or key
+/// constraint cannot be created while a plain index covers its label and properties, even
+/// with IF NOT EXISTS; after DROP INDEX it can. Nothing is created by the refused one.
+#[test]
+fn a_constraint_over_a_plain_index_is_refused_until_the_index_is_dropped() {
+    let g = Devgraph::start(&[]);
+    let index = "CREATE INDEX kg_actionlog_execution_key IF NOT EXISTS FOR (n:ActionLog) ON (n.execution_key)";
+    assert_eq!(g.query(json!({"statement": index})).status, 202);
+    let unique = "CREATE CONSTRAINT kg_actionlog_execution_key_unique IF NOT EXISTS FOR (n:ActionLog) REQUIRE n.execution_key IS UNIQUE";
+    let message = "There already exists an index (:ActionLog {execution_key}). A constraint cannot be created until the index has been dropped.";
+    for statement in [
+        unique,
+        "CREATE CONSTRAINT kg_actionlog_execution_key_unique FOR (n:ActionLog) REQUIRE n.execution_key IS UNIQUE",
+        "CREATE CONSTRAINT FOR (n:ActionLog) REQUIRE n.execution_key IS NODE KEY",
+    ] {
+        let a = g.query(json!({"statement": statement, "includeCounters": true}));
+        assert_eq!(a.status, 400, "{statement}: {}", a.body);
+        assert_eq!(code(&a), "Neo.ClientError.Schema.IndexAlreadyExists");
+        assert_eq!(a.body["errors"][0]["message"], json!(message));
+    }
+    let constraints = g.query(json!({"statement": "SHOW CONSTRAINTS"}));
+    assert_eq!(
+        constraints.body["data"]["values"],
+        json!([]),
+        "nothing created"
+    );
+    // Not enforced either: two nodes may share the value.
+    let a = g.query(json!({"statement": "CREATE (:ActionLog {execution_key: 'k'}), (:ActionLog {execution_key: 'k'})"}));
+    assert_eq!(a.status, 202, "{}", a.body);
+    g.query(json!({"statement": "MATCH (n:ActionLog) DETACH DELETE n"}));
+    // A composite index blocks only the same property list.
+    g.query(json!({"statement": "CREATE INDEX pair_ab FOR (n:Pair) ON (n.a, n.b)"}));
+    let a = g.query(json!({"statement": "CREATE CONSTRAINT pair_key FOR (n:Pair) REQUIRE (n.a, n.b) IS NODE KEY"}));
+    assert_eq!(code(&a), "Neo.ClientError.Schema.IndexAlreadyExists");
+    assert_eq!(
+        a.body["errors"][0]["message"],
+        json!(
+            "There already exists an index (:Pair {a, b}). A constraint cannot be created until the index has been dropped."
+        )
+    );
+    let a = g
+        .query(json!({"statement": "CREATE CONSTRAINT pair_a FOR (n:Pair) REQUIRE n.a IS UNIQUE"}));
+    assert_eq!(a.status, 202, "{}", a.body);
+    // A vector or full-text index is no RANGE index: it does not block.
+    g.query(json!({"statement": "CREATE FULLTEXT INDEX doc_text FOR (d:Doc) ON EACH [d.text]"}));
+    let a = g.query(json!({"statement": "CREATE CONSTRAINT doc_text_unique FOR (d:Doc) REQUIRE d.text IS UNIQUE"}));
+    assert_eq!(a.status, 202, "{}", a.body);
+    // A constraint may not take an index's name.
+    let a = g.query(json!({"statement": "CREATE CONSTRAINT pair_ab IF NOT EXISTS FOR (n:Pair) REQUIRE n.c IS UNIQUE"}));
+    assert_eq!(
+        code(&a),
+        "Neo.ClientError.Schema.IndexWithNameAlreadyExists"
+    );
+    assert_eq!(
+        a.body["errors"][0]["message"],
+        json!("There already exists an index called 'pair_ab'.")
+    );
+    // The application's migration: drop the old index, then the constraint succeeds.
+    let a = g.query(json!({"statement": "DROP INDEX kg_actionlog_execution_key IF EXISTS"}));
+    assert_eq!(a.status, 202, "{}", a.body);
+    let a = g.query(json!({"statement": unique, "includeCounters": true}));
+    assert_eq!(a.status, 202, "{}", a.body);
+    assert_eq!(a.body["counters"]["constraintsAdded"], json!(1));
+    let a = g.query(json!({"statement": "CREATE (:ActionLog {execution_key: 'k'}), (:ActionLog {execution_key: 'k'})"}));
+    assert_eq!(
+        code(&a),
+        "Neo.ClientError.Schema.ConstraintValidationFailed"
+    );
+    // Run again (setup is idempotent): the DROP is a no-op, the constraint exists.
+    assert_eq!(
+        g.query(json!({"statement": "DROP INDEX kg_actionlog_execution_key IF EXISTS"}))
+            .status,
+        202
+    );
+    let a = g.query(json!({"statement": unique, "includeCounters": true}));
+    assert_eq!(a.status, 202, "{}", a.body);
+    assert_eq!(a.body["counters"]["constraintsAdded"], json!(0));
+}
+
+/// Neo4j 5's kernel (`AlreadyConstrainedException`, index context): a plain index on a
+/// schema a uniqueness or key constraint covers is its backing index's equivalent, so
+/// IF NOT EXISTS does nothing and without it the statement fails. Plain indexes among
+/// themselves: `IndexAlreadyExists`, `EquivalentSchemaRuleAlreadyExists`, names shared.
+#[test]
+fn an_index_over_a_constraint_is_a_no_op_with_if_not_exists_and_an_error_without() {
+    let g = Devgraph::start(&[]);
+    let a = g.query(json!({"statement": "CREATE CONSTRAINT log_key FOR (n:ActionLog) REQUIRE n.execution_key IS UNIQUE"}));
+    assert_eq!(a.status, 202, "{}", a.body);
+    let show = || {
+        g.query(json!({"statement": "SHOW INDEXES YIELD name, type, owningConstraint RETURN name, type, owningConstraint"}))
+            .body["data"]["values"]
+            .clone()
+    };
+    let before = show();
+    let a = g.query(json!({"statement": "CREATE INDEX kg_actionlog_execution_key IF NOT EXISTS FOR (n:ActionLog) ON (n.execution_key)"}));
+    assert_eq!(a.status, 202, "{}", a.body);
+    assert_eq!(show(), before, "nothing created");
+    for statement in [
+        "CREATE INDEX kg_actionlog_execution_key FOR (n:ActionLog) ON (n.execution_key)",
+        "CREATE INDEX FOR (n:ActionLog) ON (n.execution_key)",
+    ] {
+        let a = g.query(json!({"statement": statement}));
+        assert_eq!(a.status, 400, "{statement}: {}", a.body);
+        assert_eq!(code(&a), "Neo.ClientError.Schema.ConstraintAlreadyExists");
+        assert_eq!(
+            a.body["errors"][0]["message"],
+            json!(
+                "There is a uniqueness constraint on (:ActionLog {execution_key}), so an index is already created that matches this."
+            )
+        );
+    }
+    assert_eq!(show(), before, "nothing created");
+    // A name taken by a constraint.
+    let a = g.query(json!({"statement": "CREATE INDEX log_key FOR (n:ActionLog) ON (n.other)"}));
+    assert_eq!(
+        code(&a),
+        "Neo.ClientError.Schema.ConstraintWithNameAlreadyExists"
+    );
+    let a = g.query(
+        json!({"statement": "CREATE INDEX log_key IF NOT EXISTS FOR (n:ActionLog) ON (n.other)"}),
+    );
+    assert_eq!(a.status, 202);
+    // Plain indexes among themselves.
+    assert_eq!(
+        g.query(json!({"statement": "CREATE INDEX po_id FOR (n:PurchaseOrder) ON (n.id)"}))
+            .status,
+        202
+    );
+    let a = g.query(json!({"statement": "CREATE INDEX po_id FOR (n:PurchaseOrder) ON (n.id)"}));
+    assert_eq!(
+        code(&a),
+        "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists"
+    );
+    let a = g.query(json!({"statement": "CREATE INDEX po_id_2 FOR (n:PurchaseOrder) ON (n.id)"}));
+    assert_eq!(code(&a), "Neo.ClientError.Schema.IndexAlreadyExists");
+    assert_eq!(
+        a.body["errors"][0]["message"],
+        json!("There already exists an index (:PurchaseOrder {id}).")
+    );
+    let a = g.query(
+        json!({"statement": "CREATE INDEX po_id_2 IF NOT EXISTS FOR (n:PurchaseOrder) ON (n.id)"}),
+    );
+    assert_eq!(a.status, 202);
+    let a = g.query(json!({"statement": "CREATE INDEX po_id FOR (n:PurchaseOrder) ON (n.number)"}));
+    assert_eq!(
+        code(&a),
+        "Neo.ClientError.Schema.IndexWithNameAlreadyExists"
+    );
+    // Index DDL in READ mode.
+    let a = g.query(json!({"statement": "CREATE INDEX s_id IF NOT EXISTS FOR (n:Supplier) ON (n.id)", "accessMode": "READ"}));
+    assert_eq!(code(&a), "Neo.ClientError.Statement.AccessMode");
+}
+
+/// Neo4j lists a constraint's backing index (RANGE, `owningConstraint` set, named as the
+/// constraint) in SHOW INDEXES; devgraph keeps Grafeo's first four columns.
+#[test]
+fn show_indexes_lists_the_index_backing_a_constraint() {
+    let g = Devgraph::start(&[]);
+    g.query(
+        json!({"statement": "CREATE INDEX po_id IF NOT EXISTS FOR (n:PurchaseOrder) ON (n.id)"}),
+    );
+    g.query(
+        json!({"statement": "CREATE CONSTRAINT log_id FOR (n:ActionLog) REQUIRE n.id IS UNIQUE"}),
+    );
+    g.query(json!({"statement": "CREATE VECTOR INDEX chunk_embedding FOR (c:Chunk) ON c.embedding OPTIONS {indexConfig: {`vector.dimensions`: 16}}"}));
+    let a = g.query(json!({"statement": "SHOW INDEXES", "accessMode": "READ"}));
+    assert_eq!(a.status, 202, "{}", a.body);
+    let fields = &a.body["data"]["fields"];
+    assert_eq!(
+        fields,
+        &json!([
+            "name",
+            "type",
+            "label",
+            "property",
+            "id",
+            "state",
+            "populationPercent",
+            "entityType",
+            "labelsOrTypes",
+            "properties",
+            "indexProvider",
+            "owningConstraint",
+            "lastRead",
+            "readCount"
+        ])
+    );
+    let rows = a.body["data"]["values"].as_array().unwrap();
+    let pick = |row: &Json| {
+        (
+            row[0].clone(),
+            row[1].clone(),
+            row[2].clone(),
+            row[3].clone(),
+            row[9].clone(),
+            row[11].clone(),
+        )
+    };
+    assert_eq!(
+        rows.iter().map(pick).collect::<Vec<_>>(),
+        vec![
+            (
+                json!("chunk_embedding"),
+                json!("VECTOR"),
+                json!("Chunk"),
+                json!("embedding"),
+                json!(["embedding"]),
+                Json::Null
+            ),
+            (
+                json!("log_id"),
+                json!("RANGE"),
+                json!("ActionLog"),
+                json!("id"),
+                json!(["id"]),
+                json!("log_id")
+            ),
+            (
+                json!("po_id"),
+                json!("RANGE"),
+                json!("PurchaseOrder"),
+                json!("id"),
+                json!(["id"]),
+                Json::Null
+            ),
+        ],
+        "{}",
+        a.body
+    );
+    let owned = g.query(json!({"statement": "SHOW RANGE INDEXES YIELD name, owningConstraint WHERE owningConstraint IS NOT NULL RETURN name"}));
+    assert_eq!(
+        owned.body["data"]["values"],
+        json!([["log_id"]]),
+        "{}",
+        owned.body
+    );
+    let shown =
+        g.query(json!({"statement": "SHOW CONSTRAINTS YIELD ownedIndex RETURN ownedIndex"}));
+    assert_eq!(shown.body["data"]["values"], json!([["log_id"]]));
+    let vector = g.query(json!({"statement": "SHOW VECTOR INDEXES YIELD name RETURN name"}));
+    assert_eq!(vector.body["data"]["values"], json!([["chunk_embedding"]]));
+    // Dropping the constraint drops its index.
+    g.query(json!({"statement": "DROP CONSTRAINT log_id"}));
+    let names = g.query(json!({"statement": "SHOW INDEXES YIELD name RETURN name"}));
+    assert_eq!(
+        names.body["data"]["values"],
+        json!([["chunk_embedding"], ["po_id"]])
+    );
+}
