@@ -778,7 +778,7 @@ async fn bad_requests_are_refused_before_the_graph_is_touched() {
 }
 
 #[tokio::test]
-async fn setup_creates_the_lookup_indexes_once() {
+async fn setup_creates_the_lookup_indexes_and_unique_keys_once() {
     let stack = Stack::start().await.unwrap();
     let (status, r) = post(&stack.host, "/actions/setup", json!({})).await;
     assert_eq!(status, 200, "{r}");
@@ -786,8 +786,29 @@ async fn setup_creates_the_lookup_indexes_once() {
     assert!(statements.iter().any(|s| {
         s.as_str()
             .unwrap()
-            .contains("FOR (n:`ActionLog`) ON (n.`execution_key`)")
+            .contains("FOR (n:`ActionLog`) REQUIRE n.`execution_key` IS UNIQUE")
     }));
+    let keys: Vec<String> = stack
+        .graph
+        .query("SHOW CONSTRAINTS YIELD labelsOrTypes, properties RETURN labelsOrTypes, properties")
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{}.{}",
+                r[0][0].as_str().unwrap(),
+                r[1][0].as_str().unwrap()
+            )
+        })
+        .collect();
+    for wanted in [
+        "ActionApproval.id",
+        "ActionLog.execution_key",
+        "ActionLog.id",
+    ] {
+        assert!(keys.contains(&wanted.to_string()), "{keys:?}");
+    }
     let indexes = stack.graph.query("SHOW INDEXES").await.unwrap();
     let on: Vec<(String, String)> = indexes
         .iter()
@@ -798,11 +819,7 @@ async fn setup_creates_the_lookup_indexes_once() {
             )
         })
         .collect();
-    for wanted in [
-        ("PurchaseOrder", "id"),
-        ("Supplier", "id"),
-        ("ActionLog", "execution_key"),
-    ] {
+    for wanted in [("PurchaseOrder", "id"), ("Supplier", "id")] {
         assert!(
             on.contains(&(wanted.0.to_string(), wanted.1.to_string())),
             "{on:?}"

@@ -17,23 +17,6 @@ wit_bindgen::generate!({
 
 use exports::kg::query_tools::query_tools::{Guest, ToolResult, ToolSpec};
 
-/// Deadline per graph request unless the optional `neo4j_query_timeout_ms` variable says
-/// otherwise (declare it in spin.toml to change it).
-const DEFAULT_QUERY_TIMEOUT: Duration = Duration::from_secs(10);
-
-fn query_timeout() -> Duration {
-    match kg_spin::number_variable("neo4j_query_timeout_ms", 0) {
-        0 => DEFAULT_QUERY_TIMEOUT,
-        ms => Duration::from_millis(ms),
-    }
-}
-
-/// The graph's own limit on each statement (`maxExecutionTime`, whole seconds): a second
-/// under the HTTP deadline, at least one second.
-fn max_execution_time(deadline: Duration) -> Duration {
-    Duration::from_secs(deadline.as_secs().saturating_sub(1).max(1))
-}
-
 /// Longest a session lives, should the host reuse an instance for several requests.
 const SESSION_MAX_AGE: Duration = Duration::from_secs(30);
 
@@ -87,16 +70,15 @@ impl Guest for QueryTools {
     }
 
     fn call_tool(name: String, arguments: Json) -> Result<ToolResult, Error> {
-        let config = kg_spin::graph_client()
-            .map_err(|e| Error::new(ErrorCode::Internal, e))?
-            .config()
-            .clone();
-        let deadline = query_timeout();
+        // The query tools only read: the reader's credentials when the deployment has one.
+        let config = kg_spin::graph_config(kg_spin::GraphUser::Reader)
+            .map_err(|e| Error::new(ErrorCode::Internal, e))?;
+        let deadline = kg_spin::graph_request_deadline();
         // The graph stops the statement itself a second before the HTTP deadline, so a
         // statement too slow to finish is a 400 `query_too_expensive` naming the limit
         // (and stops using the graph), not a 504 while it runs on.
         let client = Client::new(config, TimedTransport { deadline })
-            .with_max_execution_time(Some(max_execution_time(deadline)))
+            .with_max_execution_time(Some(kg_spin::graph_execution_limit()))
             .with_bookmarks(kg_spin::graph_bookmarks());
         let session = session();
         let output = kg_graph_tools::call_in(

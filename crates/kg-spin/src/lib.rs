@@ -10,8 +10,8 @@ pub use llm::{
     LLM_CALL_TIMEOUT, SpinLlmTransport, llm_check, llm_client, llm_config, llm_error, within,
 };
 pub use neo4j::{
-    DENIED, EARLY_BODY_MAX, SpinTransport, graph_bookmarks, graph_client, graph_execution_limit,
-    graph_request_deadline, is_denied, send_async,
+    DENIED, EARLY_BODY_MAX, GraphUser, SpinTransport, graph_bookmarks, graph_client, graph_config,
+    graph_execution_limit, graph_request_deadline, is_denied, send_async,
 };
 pub use sleep::{Sleep, sleep};
 

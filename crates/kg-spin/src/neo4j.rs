@@ -128,25 +128,50 @@ fn transport_error(e: SendError) -> TransportError {
     TransportError { kind, message }
 }
 
-/// A client for the graph named by the `neo4j_*` variables.
-pub fn graph_client() -> Result<Client<SpinTransport>, String> {
-    let user = variable("neo4j_user")?;
-    let password = variable("neo4j_password")?;
-    let auth = if user.is_empty() {
-        Auth::None
+/// Whose credentials a client uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphUser {
+    /// `neo4j_user`/`neo4j_password`, or `neo4j_token`: everything that writes.
+    Writer,
+    /// `neo4j_reader_user`/`neo4j_reader_password` when set (a user with Neo4j's `reader`
+    /// role), else the writer's: the query tools, which only ever read.
+    Reader,
+}
+
+/// An optional variable: empty when it is not declared or not set.
+fn optional(name: &str) -> String {
+    variable(name).unwrap_or_default()
+}
+
+/// Where the graph is and how to authenticate, from the `neo4j_*` variables. A non-empty
+/// `neo4j_token` is sent as a bearer token, as given (Neo4j SSO: the identity provider's
+/// JWT, not re-encoded); else a non-empty user authenticates with basic auth.
+pub fn graph_config(user: GraphUser) -> Result<Config, String> {
+    let reader = optional("neo4j_reader_user");
+    let auth = if user == GraphUser::Reader && !reader.is_empty() {
+        Auth::from_settings(&reader, &optional("neo4j_reader_password"), "")
+            .map_err(|e| format!("variable `neo4j_reader_user`: {e}"))?
     } else {
-        Auth::Basic { user, password }
+        Auth::from_settings(
+            &variable("neo4j_user")?,
+            &variable("neo4j_password")?,
+            &optional("neo4j_token"),
+        )
+        .map_err(|e| format!("variable `neo4j_token`: {e}"))?
     };
-    Ok(Client::new(
-        Config {
-            origin: variable("neo4j_origin")?,
-            database: variable("neo4j_database")?,
-            auth,
-        },
-        SpinTransport,
-    )
-    .with_bookmarks(graph_bookmarks())
-    .with_max_execution_time(Some(graph_execution_limit())))
+    Ok(Config {
+        origin: variable("neo4j_origin")?,
+        database: variable("neo4j_database")?,
+        auth,
+    })
+}
+
+/// A client for the graph named by the `neo4j_*` variables, with the writer's
+/// credentials, this request's bookmark chain and the execution limit.
+pub fn graph_client() -> Result<Client<SpinTransport>, String> {
+    Ok(Client::new(graph_config(GraphUser::Writer)?, SpinTransport)
+        .with_bookmarks(graph_bookmarks())
+        .with_max_execution_time(Some(graph_execution_limit())))
 }
 
 /// How long one graph request may take from this host's side: `neo4j_query_timeout_ms`
