@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod embedding_stub;
+pub mod events;
 mod host;
 pub mod llm_stub;
 pub mod oidc;

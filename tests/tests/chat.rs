@@ -3,7 +3,7 @@
 //! mode so the script holds only the reasoning and summarising calls.
 
 use kg_e2e::llm_stub::{Reply, ScriptedLlm, call, text};
-use kg_e2e::{Stack, auth};
+use kg_e2e::{Stack, auth, events};
 use serde_json::{Value, json};
 
 async fn stack_with(llm: &ScriptedLlm, extra: &[(&str, String)]) -> Stack {
@@ -20,7 +20,8 @@ async fn chat(stack: &Stack, body: Value) -> (u16, Value) {
         .unwrap()
 }
 
-/// The SSE events of one `/chat/stream` request, as JSON objects.
+/// The SSE events of one `/chat/stream` request, as JSON objects, each checked against
+/// docs/events.schema.json (and the stream's order: `completed`, `done` last).
 async fn stream(stack: &Stack, body: Value) -> Vec<Value> {
     let response = reqwest::Client::new()
         .post(format!("{}/chat/stream", stack.host.url))
@@ -31,10 +32,13 @@ async fn stream(stack: &Stack, body: Value) -> Vec<Value> {
         .unwrap();
     assert_eq!(response.headers()["content-type"], "text/event-stream");
     let text = response.text().await.unwrap();
-    text.split("\n\n")
+    let events: Vec<Value> = text
+        .split("\n\n")
         .filter_map(|frame| frame.lines().find_map(|l| l.strip_prefix("data: ")))
         .map(|d| serde_json::from_str(d).unwrap())
-        .collect()
+        .collect();
+    events::check_stream(&events);
+    events
 }
 
 fn kinds(events: &[Value]) -> Vec<String> {
@@ -181,7 +185,7 @@ async fn paying_every_order_of_acme_streams_plan_progress_and_an_honest_report()
         .filter(|k| {
             !matches!(
                 k.as_str(),
-                "thinking" | "graph_data" | "action_progress" | "action_error"
+                "thinking" | "graph_data" | "action_progress" | "action_error" | "trace"
             )
         })
         .collect();
@@ -200,9 +204,33 @@ async fn paying_every_order_of_acme_streams_plan_progress_and_an_honest_report()
             "action_complete",
             "content_start",
             "content",
+            "completed",
             "done"
         ],
         "{events:#?}"
+    );
+    // The plan names each target next to its id (orders have no `name`: their id).
+    let plan = &events[kinds(&events)
+        .iter()
+        .position(|k| k == "action_plan")
+        .unwrap()]["plan"];
+    for target in plan["targets"].as_array().unwrap() {
+        assert_eq!(target["entity_name"], target["entity_id"], "{plan}");
+    }
+    // `completed` carries the whole answer, the report and the turn's metadata.
+    let completed = &events[events.len() - 2];
+    assert_eq!(completed["status"], "answered");
+    assert_eq!(completed["actions"]["total"], 24);
+    assert_eq!(completed["route"]["method"], "rule");
+    assert_eq!(completed["model_used"], "stub");
+    assert_eq!(completed["steps"], 3);
+    assert_eq!(completed["usage"]["total_tokens"], 60);
+    assert!(
+        completed["answer"]
+            .as_str()
+            .unwrap()
+            .contains("insufficient funds"),
+        "{completed}"
     );
     let all = kinds(&events);
     let plan_at = all.iter().position(|k| k == "action_plan").unwrap();
@@ -283,6 +311,19 @@ async fn an_action_that_needs_approval_pauses_then_resumes_on_yes_or_cancels_on_
         "{r}"
     );
     assert!(r["answer"].as_str().unwrap().contains("yes"), "{r}");
+    // The person approving reads the supplier's name, not only its id.
+    let supplier_name = stack
+        .graph
+        .query("MATCH (s:Supplier {id: 'SUP-002'}) RETURN s.name")
+        .await
+        .unwrap()[0][0]
+        .clone();
+    assert_eq!(
+        r["approval"]["plan"]["targets"][0],
+        json!({"entity_id": "SUP-002", "entity_name": supplier_name}),
+        "{r}"
+    );
+    assert_eq!(r["route"]["method"], "rule", "{r}");
     assert_eq!(blocked().await, false, "nothing ran yet");
     let conversation = r["conversation_id"].as_str().unwrap().to_string();
 
@@ -386,8 +427,12 @@ async fn llm_errors_are_retried_then_reported_clearly() {
     assert_eq!(r["error"]["code"], "llm_unavailable");
     let events = stream(&down, json!({"message": "hello", "routing_mode": "rule"})).await;
     let k = kinds(&events);
-    assert_eq!(&k[k.len() - 2..], ["error", "done"], "{events:?}");
-    assert_eq!(events[k.len() - 2]["code"], "llm_unavailable");
+    assert_eq!(
+        &k[k.len() - 3..],
+        ["error", "completed", "done"],
+        "{events:?}"
+    );
+    assert_eq!(events[k.len() - 3]["code"], "llm_unavailable");
     let (status, _) = down
         .host
         .send("POST", "/tools/get_node_statistics", "{}")
@@ -513,6 +558,98 @@ async fn the_streamed_answer_adds_up_and_done_is_last() {
         .collect();
     assert_eq!(text, "There are 10 suppliers; SUP-007 is blocked.");
     assert_eq!(k.last().map(String::as_str), Some("done"));
+    // A client that missed deltas finds the whole answer in `completed`.
+    let completed = &events[k.len() - 2];
+    assert_eq!(completed["answer"], text);
+    assert_eq!(completed["model_used"], "stub");
+    assert_eq!(completed["steps"], 1);
+    // Progress events carry seed 001's envelope; the route its seed name.
+    let route = events.iter().find(|e| e["type"] == "route").unwrap();
+    assert_eq!(route["method"], "rule");
+    let thinking = events.iter().find(|e| e["type"] == "thinking").unwrap();
+    assert_eq!(thinking["state_summary"]["current_step"], "router");
+}
+
+/// Seed 002: `model_used` in `/chat` and the legacy answer; with `trace`, each reasoning
+/// step carries its latency and token usage, each tool call its latency (property 21).
+#[tokio::test]
+async fn answers_name_the_model_and_trace_steps_carry_latency_and_usage() {
+    let llm = ScriptedLlm::start().await;
+    let stack = stack_with(&llm, &[]).await;
+    llm.then([
+        call("search_instances", json!({"search_term": "ACME"})),
+        text("ACME is SUP-001."),
+        text("ACME Industrial is supplier SUP-001."),
+    ]);
+    let (status, r) = chat(
+        &stack,
+        json!({"message": "Who is ACME?", "routing_mode": "rule", "trace": true}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["model_used"], "stub", "{r}");
+    assert_eq!(r["route"]["method"], "rule", "{r}");
+    let steps = r["intermediate_steps"].as_array().unwrap();
+    let traces: Vec<&Value> = steps
+        .iter()
+        .filter(|s| s["type"] == "trace" && s["kind"] == "step")
+        .collect();
+    assert_eq!(traces.len(), 2, "{r}");
+    for t in traces {
+        assert!(t["latency_ms"].as_f64().unwrap() > 0.0, "{t}");
+        assert_eq!(t["usage"]["total_tokens"], 15, "{t}");
+    }
+    let result = steps.iter().find(|s| s["type"] == "tool_result").unwrap();
+    assert!(result["latency_ms"].as_f64().unwrap() > 0.0, "{result}");
+
+    llm.then([text("Hello.")]);
+    let (status, r) = stack
+        .host
+        .send(
+            "POST",
+            "/api/qa/query",
+            &json!({"question": "hello", "routing_mode": "rule"}).to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["model_used"], "stub", "{r}");
+}
+
+/// Item 6 of #16: `/chat/stream` retries a failing LLM like `/chat` (429/5xx, with
+/// backoff), and an LLM that stays down ends the stream with an `error` naming the
+/// endpoint and the attempts, then `completed` (status `failed`) and `done`.
+#[tokio::test]
+async fn the_stream_retries_the_llm_then_says_which_endpoint_failed() {
+    let llm = ScriptedLlm::start().await;
+    let stack = stack_with(&llm, &[]).await;
+    llm.then([Reply::Status(429), Reply::Status(503), text("Hi there!")]);
+    let events = stream(&stack, json!({"message": "hello", "routing_mode": "rule"})).await;
+    let completed = &events[events.len() - 2];
+    assert_eq!(completed["answer"], "Hi there!", "{events:?}");
+    assert_eq!(llm.requests().len(), 3);
+
+    let down = Stack::start_with(&[("llm_origin", "http://127.0.0.1:9".to_string())])
+        .await
+        .unwrap();
+    let events = stream(&down, json!({"message": "hello", "routing_mode": "rule"})).await;
+    let k = kinds(&events);
+    assert_eq!(
+        &k[k.len() - 3..],
+        ["error", "completed", "done"],
+        "{events:?}"
+    );
+    let error = &events[k.len() - 3];
+    assert_eq!(error["code"], "llm_unavailable", "{error}");
+    assert_eq!(error["attempts"], 3, "{error}");
+    assert!(
+        error["provider"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://127.0.0.1:9"),
+        "{error}"
+    );
+    assert_eq!(events[k.len() - 2]["status"], "failed");
 }
 
 /// A slow LLM call does not leave the stream silent: a heartbeat comment goes out every
@@ -539,4 +676,10 @@ async fn a_slow_llm_call_gets_heartbeats() {
     let content = body.find("event: content").expect("the answer");
     assert!(heartbeat < content, "{body}");
     assert!(body.contains("Finally, hello."));
+    let events: Vec<Value> = body
+        .split("\n\n")
+        .filter_map(|frame| frame.lines().find_map(|l| l.strip_prefix("data: ")))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    events::check_stream(&events);
 }

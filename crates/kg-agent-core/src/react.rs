@@ -81,10 +81,20 @@ pub fn run(
             } else {
                 format!("{} observations so far", outcome.gathered.len())
             },
+            sub_status: format!("step {step} of at most {}", limits.max_steps),
         });
         let request =
             ChatRequest::new(messages.clone()).with_tools(tools.to_vec(), ToolChoice::Auto);
+        let started = std::time::Instant::now();
         let response = model.complete(&request)?;
+        let usage = response.usage.unwrap_or_default();
+        emit(crate::events::step_trace(
+            step,
+            crate::events::millis_since(started),
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            response.tool_calls.len(),
+        ));
         if let Some(u) = response.usage {
             outcome.usage = Usage {
                 prompt_tokens: outcome.usage.prompt_tokens.saturating_add(u.prompt_tokens),
@@ -112,6 +122,7 @@ pub fn run(
                     .arguments_json()
                     .unwrap_or(Value::String(call.arguments.clone())),
             });
+            let started = std::time::Instant::now();
             let observation = runner.run(call);
             emit(Event::ToolResult {
                 step,
@@ -119,6 +130,7 @@ pub fn run(
                 name: call.name.clone(),
                 ok: observation.ok,
                 summary: observation.summary.clone(),
+                latency_ms: crate::events::millis_since(started),
             });
             if let Some(graph) = &observation.graph {
                 emit(Event::GraphData(graph.clone()));
@@ -263,6 +275,22 @@ mod tests {
             let results = events.iter().filter(|e| matches!(e, Event::ToolResult { .. })).count();
             prop_assert_eq!(calls, results);
             prop_assert_eq!(o.usage.prompt_tokens, o.steps);
+            // Property 21: every reasoning step and every tool call has a latency > 0, and
+            // each step's trace carries its token usage.
+            let steps: Vec<&Value> = events.iter().filter_map(|e| match e {
+                Event::Trace(t) if t["kind"] == "step" => Some(t),
+                _ => None,
+            }).collect();
+            prop_assert_eq!(steps.len() as u32, o.steps);
+            for t in steps {
+                prop_assert!(t["latency_ms"].as_f64().unwrap_or(0.0) > 0.0);
+                prop_assert!(t["usage"]["total_tokens"].is_u64());
+            }
+            for e in &events {
+                if let Event::ToolResult { latency_ms, .. } = e {
+                    prop_assert!(*latency_ms > 0.0);
+                }
+            }
         }
     }
 }

@@ -6,10 +6,10 @@
 use super::kv::SpinKv;
 use super::model::LlmModel;
 use super::sink::EventSink;
-use super::tools::{AgentTools, Toolset, specs};
+use super::tools::{AgentTools, Toolset, entity_names, specs};
 use crate::identity::Principal;
 use kg_agent_core::approval::{self, ActionPlan, Pending, Reply};
-use kg_agent_core::events::Event;
+use kg_agent_core::events::{Completion, Event, Outcome, RouteMethod};
 use kg_agent_core::memory::{self, Turn};
 use kg_agent_core::ownership;
 use kg_agent_core::react::{self, Gathered, Limits, Model};
@@ -22,6 +22,7 @@ use kg_wit::kg::{router::router, summariser::summariser};
 use kg_wit::types::{BatchSummary, Message as WitMessage, Role};
 use llm_client::{ChatRequest, LlmError, Message};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 
 /// Turns the LLM sees verbatim; older ones only through the running summary.
 const RECENT_TURNS: usize = 12;
@@ -40,16 +41,98 @@ pub struct TurnResult {
     pub approval: Option<Value>,
     pub prompt_tokens: u32,
     pub completion_tokens: u32,
+    /// The LLM that wrote the answer (`None` when no LLM took part).
+    pub model_used: Option<String>,
+    /// Reasoning steps (LLM calls of the ReAct loop).
+    pub steps: u32,
+    /// A plan waits for approval.
+    pub awaiting_approval: bool,
+}
+
+impl TurnResult {
+    fn new(conversation_id: String) -> TurnResult {
+        TurnResult {
+            conversation_id,
+            answer: String::new(),
+            route: Value::Null,
+            sources: Vec::new(),
+            actions: None,
+            approval: None,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            model_used: None,
+            steps: 0,
+            awaiting_approval: false,
+        }
+    }
+
+    /// The stream's `completed` event for this result.
+    pub fn completion(&self) -> Completion {
+        Completion {
+            conversation_id: self.conversation_id.clone(),
+            outcome: if self.awaiting_approval {
+                Outcome::AwaitingApproval
+            } else {
+                Outcome::Answered
+            },
+            answer: self.answer.clone(),
+            sources: self.sources.clone(),
+            route: self.route.clone(),
+            model_used: self.model_used.clone(),
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: self.completion_tokens,
+            steps: self.steps,
+            actions: self.actions.clone(),
+            approval: self.approval.clone(),
+        }
+    }
 }
 
 pub fn llm_api_error(e: &LlmError) -> ApiError {
-    let (status, code) = match e {
-        LlmError::NotConfigured(_) => (503, "llm_not_configured"),
-        LlmError::Unavailable { .. } => (503, "llm_unavailable"),
-        LlmError::Timeout { .. } => (504, "llm_timeout"),
-        LlmError::Upstream { .. } | LlmError::BadResponse(_) => (502, "llm_upstream"),
+    let (status, code, attempts) = match e {
+        LlmError::NotConfigured(_) => (503, "llm_not_configured", 0),
+        LlmError::Unavailable { attempts, .. } => (503, "llm_unavailable", *attempts),
+        LlmError::Timeout { attempts, .. } => (504, "llm_timeout", *attempts),
+        LlmError::Upstream { attempts, .. } => (502, "llm_upstream", *attempts),
+        LlmError::BadResponse(_) => (502, "llm_upstream", 1),
     };
-    ApiError::new(status, code, e.to_string())
+    let mut error = ApiError::new(status, code, e.to_string());
+    // Which endpoint and model failed, and after how many attempts (never the key).
+    let mut detail = json!({"attempts": attempts});
+    if let Ok(config) = kg_spin::llm_config() {
+        detail["provider"] = json!(config.base_url);
+        detail["model"] = json!(config.model);
+    }
+    error.detail = Some(detail);
+    error
+}
+
+/// How the router's decision was made, as the seeds name it.
+fn route_method(mode: router::RoutingMode) -> RouteMethod {
+    match mode {
+        router::RoutingMode::Rule => RouteMethod::Rule,
+        router::RoutingMode::Llm => RouteMethod::Llm,
+        router::RoutingMode::Hybrid => RouteMethod::Hybrid,
+    }
+}
+
+/// A failure as a stream reports it: `code`, `message` and the error's detail fields.
+fn failure_event(e: &ApiError) -> Event {
+    let mut detail = match &e.detail {
+        Some(Value::Object(map)) => map.clone(),
+        Some(other) => {
+            let mut map = serde_json::Map::new();
+            map.insert("detail".into(), other.clone());
+            map
+        }
+        None => serde_json::Map::new(),
+    };
+    detail.insert("status".into(), json!(e.status));
+    Event::Failure {
+        code: e.code.clone(),
+        message: e.message.clone(),
+        detail,
+    }
 }
 
 fn kv_error(e: String) -> ApiError {
@@ -109,7 +192,19 @@ pub fn turn(
     {
         eprintln!("dispatcher: could not remember the graph bookmarks of {conversation}: {e}");
     }
-    result
+    match result {
+        Ok(result) => {
+            sink.emit(Event::Completed(Box::new(result.completion())));
+            Ok(result)
+        }
+        // A stream reports its own failure, with what failed (which LLM endpoint, how
+        // many attempts); the stream's end then carries `completed` (status `failed`).
+        Err(e) if sink.streaming() => {
+            sink.emit(failure_event(&e));
+            Ok(TurnResult::new(conversation))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// The turn itself, for an authorised caller of `conversation`.
@@ -123,16 +218,7 @@ fn converse(
 ) -> Result<TurnResult, ApiError> {
     sink.emit(Event::ConversationId(conversation.clone()));
     let remembered = memory::load_window(kv, &conversation, RECENT_TURNS).map_err(kv_error)?;
-    let mut result = TurnResult {
-        conversation_id: conversation.clone(),
-        answer: String::new(),
-        route: Value::Null,
-        sources: Vec::new(),
-        actions: None,
-        approval: None,
-        prompt_tokens: 0,
-        completion_tokens: 0,
-    };
+    let mut result = TurnResult::new(conversation.clone());
 
     // A reply to a pending approval question resumes or cancels the plan.
     if let Some(token) = approval::pending_token(kv, &conversation).map_err(kv_error)? {
@@ -152,6 +238,14 @@ fn converse(
         node: "router".into(),
         display_name: "Analysing the request".into(),
         details: "intent routing".into(),
+        sub_status: format!(
+            "routing mode {}",
+            match body.routing_mode {
+                RoutingMode::Rule => "rule",
+                RoutingMode::Llm => "llm",
+                RoutingMode::Hybrid => "hybrid",
+            }
+        ),
     });
     let mut history = wit_history(&remembered.recent);
     if let Some(summary) = &remembered.summary {
@@ -177,11 +271,12 @@ fn converse(
     let (intent, question, clarification) = match decision {
         Ok(d) => {
             let intent = intent_name(d.intent);
-            result.route = json!({"intent": intent, "confidence": d.confidence, "method": format!("{:?}", d.method).to_lowercase(), "reason": d.reason, "refined_question": d.refined_question, "warnings": d.warnings});
+            let method = route_method(d.method);
+            result.route = json!({"intent": intent, "confidence": d.confidence, "method": method.as_str(), "reason": d.reason, "refined_question": d.refined_question, "warnings": d.warnings});
             sink.emit(Event::Route {
                 intent: intent.into(),
                 confidence: d.confidence,
-                method: format!("{:?}", d.method).to_lowercase(),
+                method,
                 reason: d.reason.clone(),
                 refined_question: d.refined_question.clone(),
             });
@@ -194,11 +289,11 @@ fn converse(
         }
         Err(e) => {
             // No router: treat the message as a question, and say so.
-            result.route = json!({"intent": "query", "confidence": 0.0, "method": "fallback", "reason": e.message});
+            result.route = json!({"intent": "query", "confidence": 0.0, "method": RouteMethod::Fallback.as_str(), "reason": e.message});
             sink.emit(Event::Route {
                 intent: "query".into(),
                 confidence: 0.0,
-                method: "fallback".into(),
+                method: RouteMethod::Fallback,
                 reason: format!("router failed ({}); answering as a question", e.message),
                 refined_question: body.message.clone(),
             });
@@ -230,6 +325,7 @@ fn converse(
                 .complete(&ChatRequest::new(messages))
                 .map_err(|e| llm_api_error(&e))?;
             add_usage(&mut result, response.usage);
+            result.model_used = Some(model.used());
             result.answer = response.content;
             sink.emit(Event::ContentStart);
             sink.emit(Event::Content(result.answer.clone()));
@@ -265,6 +361,8 @@ fn converse(
             .map_err(|e| llm_api_error(&e))?;
             result.prompt_tokens += outcome.usage.prompt_tokens;
             result.completion_tokens += outcome.usage.completion_tokens;
+            result.steps = outcome.steps;
+            result.model_used = Some(model.used());
             for g in &outcome.gathered {
                 remember(
                     kv,
@@ -394,6 +492,10 @@ fn evidence_of(gathered: &[Gathered]) -> Vec<summariser::Evidence> {
 }
 
 fn record_answer(result: &mut TurnResult, answer: summariser::Answer) {
+    // The summariser calls the same configured LLM.
+    if answer.from_llm && result.model_used.is_none() {
+        result.model_used = kg_spin::llm_config().ok().map(|c| c.model);
+    }
     if let Some(u) = answer.usage {
         result.prompt_tokens += u.prompt_tokens;
         result.completion_tokens += u.completion_tokens;
@@ -448,6 +550,11 @@ fn synthesise(
         node: "summariser".into(),
         display_name: "Writing the answer".into(),
         details: format!("{} pieces of evidence", evidence.len()),
+        sub_status: if batch.is_some() {
+            "reporting the batch".into()
+        } else {
+            "synthesising from the evidence".into()
+        },
     });
     let request = summariser::SummaryRequest {
         question: question.into(),
@@ -487,8 +594,10 @@ fn synthesise(
     Ok(())
 }
 
-/// The plan as events show it, with who is acting on it (the authenticated subject).
-fn plan_json(plan: &ActionPlan, who: &Principal) -> Value {
+/// The plan as events show it, with who is acting on it (the authenticated subject) and
+/// each target's display name (`names`, from [`super::tools::entity_names`]; the id when
+/// the graph has none).
+fn plan_json(plan: &ActionPlan, who: &Principal, names: &HashMap<String, String>) -> Value {
     let mut value = kg_http::actions::plan_json(
         &plan.entity_type,
         &plan.action_name,
@@ -496,6 +605,13 @@ fn plan_json(plan: &ActionPlan, who: &Principal) -> Value {
         plan.entity_ids.len(),
         plan.parameters.clone(),
     );
+    if let Some(targets) = value["targets"].as_array_mut() {
+        for target in targets {
+            let id = target["entity_id"].as_str().unwrap_or_default().to_string();
+            let name = names.get(&id).cloned().unwrap_or(id);
+            target["entity_name"] = json!(name);
+        }
+    }
     value["actor"] = json!(who.caller.subject);
     value
 }
@@ -509,7 +625,8 @@ fn plan_action(
     sink: &mut dyn EventSink,
     result: &mut TurnResult,
 ) -> Result<(), ApiError> {
-    sink.emit(Event::ActionPlan(plan_json(&plan, who)));
+    let names = entity_names(&plan.entity_type, &plan.entity_ids);
+    sink.emit(Event::ActionPlan(plan_json(&plan, who, &names)));
     // The action-executor decides, under the same rules as the direct API, whether the
     // caller may run the plan and whether a person must approve it first.
     let request = executor::PlanRequest {
@@ -538,11 +655,12 @@ fn plan_action(
         sink.emit(Event::ApprovalRequired {
             token: token.clone(),
             reason: reason.clone(),
-            plan: plan_json(&plan, who),
+            plan: plan_json(&plan, who, &names),
         });
         result.approval = Some(
-            json!({"approval_token": token, "reason": reason, "expires_at": decision.expires_at, "plan": plan_json(&plan, who)}),
+            json!({"approval_token": token, "reason": reason, "expires_at": decision.expires_at, "plan": plan_json(&plan, who, &names)}),
         );
+        result.awaiting_approval = true;
         result.answer = if chinese(question) {
             format!(
                 "计划：对 {} 个 {} 执行 {}。{}。回复“确认”执行，或“取消”放弃。",
@@ -655,18 +773,12 @@ pub fn resolve(
         entity_ids: info.entity_ids.clone(),
         parameters: serde_json::from_str(&info.parameters).unwrap_or(json!({})),
     };
-    let mut result = TurnResult {
-        conversation_id: info.conversation.clone().unwrap_or_default(),
-        answer: String::new(),
-        route: json!({"intent": "action", "method": "approval"}),
-        sources: Vec::new(),
-        actions: None,
-        approval: Some(json!({"approval_token": token, "approved": approve})),
-        prompt_tokens: 0,
-        completion_tokens: 0,
-    };
+    let mut result = TurnResult::new(info.conversation.clone().unwrap_or_default());
+    result.route = json!({"intent": "action", "method": RouteMethod::Approval.as_str()});
+    result.approval = Some(json!({"approval_token": token, "approved": approve}));
     if approve {
-        sink.emit(Event::ActionPlan(plan_json(&plan, who)));
+        let names = entity_names(&plan.entity_type, &plan.entity_ids);
+        sink.emit(Event::ActionPlan(plan_json(&plan, who, &names)));
         execute_and_report(
             &question,
             &plan,

@@ -47,6 +47,7 @@ fn answer_json(result: &TurnResult, events: &[Event], trace: bool, started: u64)
         "actions": result.actions,
         "approval": result.approval,
         "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens},
+        "model_used": result.model_used,
         "latency_ms": kg_spin::clock::monotonic_ms().saturating_sub(started),
     });
     if trace {

@@ -59,19 +59,34 @@ impl LlmTransport for HeartbeatTransport {
     }
 }
 
-pub struct LlmModel(LlmClient<HeartbeatTransport>);
+pub struct LlmModel {
+    client: LlmClient<HeartbeatTransport>,
+    /// The model the endpoint says answered last (`model` of its response).
+    pub reported: Option<String>,
+}
 
 impl LlmModel {
     pub fn new(beat: Option<Beat>) -> Result<LlmModel, LlmError> {
-        Ok(LlmModel(LlmClient::new(
-            kg_spin::llm_config()?,
-            HeartbeatTransport { beat },
-        )))
+        Ok(LlmModel {
+            client: LlmClient::new(kg_spin::llm_config()?, HeartbeatTransport { beat }),
+            reported: None,
+        })
+    }
+
+    /// The model that answered: as the endpoint reported it, else as configured.
+    pub fn used(&self) -> String {
+        self.reported
+            .clone()
+            .unwrap_or_else(|| self.client.config().model.clone())
     }
 }
 
 impl Model for LlmModel {
     fn complete(&mut self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.0.chat(request)
+        let response = self.client.chat(request)?;
+        if let Some(model) = response.model.as_ref().filter(|m| !m.is_empty()) {
+            self.reported = Some(model.clone());
+        }
+        Ok(response)
     }
 }

@@ -3,7 +3,7 @@
 
 use super::model::Beat;
 use futures::SinkExt;
-use kg_agent_core::events::Event;
+use kg_agent_core::events::{Event, StreamState};
 use kg_http::sse;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -46,12 +46,15 @@ struct Body<S> {
 /// so heartbeats can go out while a call is pending.
 pub struct Streamed<S> {
     body: Rc<RefCell<Body<S>>>,
+    /// Stamps seed 001's envelope on each event and ends the stream with `completed`.
+    state: StreamState,
 }
 
 impl<S: futures::Sink<Vec<u8>> + Unpin + 'static> Streamed<S> {
     pub fn new(sink: S) -> Self {
         Streamed {
             body: Rc::new(RefCell::new(Body { sink, gone: false })),
+            state: StreamState::default(),
         }
     }
 
@@ -76,8 +79,10 @@ fn write<S: futures::Sink<Vec<u8>> + Unpin>(body: &RefCell<Body<S>>, frame: Vec<
 
 impl<S: futures::Sink<Vec<u8>> + Unpin + 'static> EventSink for Streamed<S> {
     fn emit(&mut self, event: Event) {
-        let (kind, data) = event.encode();
-        write(&self.body, sse::event(kind, data));
+        let timestamp = kg_spin::clock::now_rfc3339();
+        for (kind, data) in self.state.frames(&event, &timestamp) {
+            write(&self.body, sse::event(kind, data));
+        }
     }
     fn gone(&self) -> bool {
         self.body.try_borrow().map(|b| b.gone).unwrap_or(false)

@@ -12,11 +12,14 @@ use kg_wit::kg::{
 use kg_wit::types::Error;
 use llm_client::{ToolCall, ToolSpec};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 
 pub const PROPOSE_PLAN: &str = "propose_action_plan";
 pub const SEARCH_DOCUMENTS: &str = "search_documents";
 /// What the LLM reads of one observation at most.
 const MAX_OBSERVATION_CHARS: usize = 16_000;
+/// Targets of one plan whose names are looked up (the read tool's row limit).
+const MAX_NAMED_TARGETS: usize = 1_000;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Toolset {
@@ -282,4 +285,44 @@ impl AgentTools {
             None,
         )
     }
+}
+
+/// Display names of a plan's targets, read in one query over the query-tools interface
+/// (`run_read_cypher`, read-only, its label checked against the live schema): an
+/// entity's `name`, as the graph tools caption it. Best effort: ids the graph does not
+/// name (or a failed read) are left out, and the plan shows the id instead.
+pub fn entity_names(entity_type: &str, ids: &[String]) -> HashMap<String, String> {
+    let mut names = HashMap::new();
+    let label_ok = !entity_type.is_empty()
+        && entity_type
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !label_ok || ids.is_empty() {
+        return names;
+    }
+    let ids: Vec<&String> = ids.iter().take(MAX_NAMED_TARGETS).collect();
+    let arguments = json!({
+        "query": format!("MATCH (n:`{entity_type}`) WHERE n.id IN $ids RETURN n.id AS id, coalesce(n.name, n.id) AS name"),
+        "parameters": {"ids": ids},
+        "limit": ids.len(),
+    });
+    let result = crate::causal::query_tools(|| {
+        query_tools::call_tool("run_read_cypher", &arguments.to_string())
+    });
+    let data = match result {
+        Ok(r) => serde_json::from_str::<Value>(&r.data).unwrap_or(Value::Null),
+        Err(e) => {
+            eprintln!(
+                "dispatcher: could not read the names of the plan's targets: {}",
+                e.message
+            );
+            return names;
+        }
+    };
+    for row in data["rows"].as_array().into_iter().flatten() {
+        if let (Some(id), Some(name)) = (row[0].as_str(), row[1].as_str()) {
+            names.insert(id.to_string(), name.to_string());
+        }
+    }
+    names
 }
