@@ -155,9 +155,18 @@ impl<T: LlmTransport, C: Clock> LlmClient<T, C> {
             if attempt > retries {
                 return Err(error);
             }
+            // The server's `Retry-After` as given; otherwise exponential backoff with
+            // jitter, so clients that failed together do not retry together.
             let backoff = retry_after
                 .map(|w| w.min(MAX_RETRY_AFTER))
-                .unwrap_or(self.config.backoff_base * 2u32.pow(attempt - 1));
+                .unwrap_or_else(|| {
+                    let backoff = self.config.backoff_base * 2u32.pow(attempt - 1);
+                    if self.config.jitter {
+                        jittered(backoff)
+                    } else {
+                        backoff
+                    }
+                });
             let used = self.clock.elapsed().saturating_sub(started);
             // Sleeping past the deadline would only turn this error into a timeout.
             if used + backoff >= deadline {
@@ -181,6 +190,16 @@ fn is_event_stream(response: &HttpResponse) -> bool {
             start.starts_with(b"data:") || start.starts_with(b":") || start.starts_with(b"event:")
         }
     }
+}
+
+/// Somewhere between half of `backoff` and all of it ("equal jitter").
+fn jittered(backoff: Duration) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let fraction = 0.5 + (random % 1_000) as f64 / 2_000.0;
+    backoff.mul_f64(fraction)
 }
 
 /// `Retry-After: <seconds>` (the HTTP-date form is ignored: the backoff applies instead).

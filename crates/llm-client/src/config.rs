@@ -19,6 +19,9 @@ pub struct LlmConfig {
     pub max_retries: u32,
     /// First backoff; doubles with each retry.
     pub backoff_base: Duration,
+    /// Each backoff is drawn between half of it and all of it, so that clients that
+    /// failed together do not retry together (a server's `Retry-After` is kept as given).
+    pub jitter: bool,
 }
 
 impl LlmConfig {
@@ -30,6 +33,7 @@ impl LlmConfig {
             timeout: Duration::from_secs(60),
             max_retries: MAX_RETRIES,
             backoff_base: Duration::from_millis(250),
+            jitter: true,
         }
     }
 

@@ -17,8 +17,31 @@ fn run(config: LlmConfig, steps: Vec<Step>) -> (Result<String, LlmError>, Script
     (result, script, clock)
 }
 
+/// Without jitter, so the backoffs are exact.
 fn config() -> LlmConfig {
-    LlmConfig::new("http://llm:1/v1", "m")
+    let mut config = LlmConfig::new("http://llm:1/v1", "m");
+    config.jitter = false;
+    config
+}
+
+#[test]
+fn backoff_is_jittered_between_half_and_all_of_it() {
+    let mut config = config();
+    config.jitter = true;
+    let (result, script, clock) = run(
+        config,
+        vec![
+            status(500, "boom"),
+            status(503, "busy"),
+            status(200, &golden(OK)),
+        ],
+    );
+    assert!(result.is_ok(), "{result:?}");
+    assert_eq!(script.attempts(), 3);
+    let sleeps = clock.sleeps.borrow().clone();
+    assert_eq!(sleeps.len(), 2);
+    assert!(sleeps[0] >= ms(125) && sleeps[0] <= ms(250), "{sleeps:?}");
+    assert!(sleeps[1] >= ms(250) && sleeps[1] <= ms(500), "{sleeps:?}");
 }
 
 fn ms(n: u64) -> Duration {
