@@ -77,6 +77,19 @@ describe('reduce', () => {
     expect(s.progress).toEqual({ completed: 2, total: 2, succeeded: 0, failed: 1, unknown: 1 });
   });
 
+  it('takes the whole answer from completed, so missed deltas are recovered', () => {
+    const s = run([
+      ['content_start', {}],
+      ['content', { content: 'Paid 10 ' }],
+      ['completed', { answer: 'Paid 10 orders; 14 failed.', status: 'answered' }],
+      ['done', {}],
+    ]);
+    expect(s.text).toBe('Paid 10 orders; 14 failed.');
+    expect(s.warnings).toEqual([]);
+    const empty = run([['content', { content: 'kept' }], ['completed', { answer: '' }], ['done', {}]]);
+    expect(empty.text).toBe('kept');
+  });
+
   it('keeps going past malformed and unknown events', () => {
     const s = run([
       ['content', '{not json'],

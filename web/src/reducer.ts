@@ -239,6 +239,9 @@ export function reduce(state: TurnState, event: string, data: string, now: numbe
       return { ...state, text: state.text + str(p.content) };
     case 'trace':
       return state;
+    case 'completed':
+      // The whole answer, so a client that missed content deltas still shows all of it.
+      return { ...state, text: typeof p.answer === 'string' && p.answer !== '' ? p.answer : state.text };
     case 'error':
       return { ...state, error: { code: str(p.code, 'error'), message: str(p.message) } };
     case 'done':
