@@ -674,3 +674,131 @@ async fn the_agents_plan_waits_for_an_approver() {
     assert_eq!(order_status(graph, &order).await, "cancelled");
     assert_eq!(log_actors(graph, "cancel").await, ["approver"]);
 }
+
+/// The events of a streamed `/chat/approve` (`Accept: text/event-stream`), each with the
+/// milliseconds since the request was sent when its frame arrived.
+async fn approve_streamed(host: &AppHost, key: &str, token: &str) -> Vec<(Value, u128)> {
+    let started = std::time::Instant::now();
+    let mut response = auth::client(key)
+        .post(format!("{}/chat/approve", host.url))
+        .header("accept", "text/event-stream")
+        .header("content-type", "application/json")
+        .body(json!({"approval_token": token, "approve": true}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    assert_eq!(response.headers()["cache-control"], "no-store");
+    let mut buffer = String::new();
+    let mut events = Vec::new();
+    while let Some(chunk) = response.chunk().await.unwrap() {
+        buffer.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buffer.find("\n\n") {
+            let frame: String = buffer.drain(..end + 2).collect();
+            if let Some(data) = frame.lines().find_map(|l| l.strip_prefix("data: ")) {
+                events.push((
+                    serde_json::from_str(data).unwrap(),
+                    started.elapsed().as_millis(),
+                ));
+            }
+        }
+    }
+    events
+}
+
+fn types(events: &[(Value, u128)]) -> Vec<&str> {
+    events
+        .iter()
+        .map(|(e, _)| e["type"].as_str().unwrap_or("?"))
+        .collect()
+}
+
+/// `/chat/approve` with `Accept: text/event-stream` streams the batch as `/chat/stream`
+/// does (plan, one progress event per order as it is applied, the report, `done` last);
+/// a refusal found once the stream is open is an `error` event with the JSON answer's
+/// code, one found before (the approver role) stays a plain JSON 403.
+#[tokio::test]
+async fn chat_approve_streams_the_batch_when_asked() {
+    let llm = ScriptedLlm::start().await;
+    llm.then((0..4).map(|_| text("Done.")));
+    let stack = Stack::start_with(&llm.variables()).await.unwrap();
+    let (host, graph) = (&stack.host, &stack.graph);
+    let ids = orders(graph, "approved", 3).await;
+    let reason = json!({"reason": "duplicate"});
+    let token = token_of(
+        &plan(
+            host,
+            auth::OPERATOR,
+            "PurchaseOrder",
+            "cancel",
+            &ids,
+            reason,
+        )
+        .await,
+    );
+
+    // The operator may not approve: refused before any stream opens.
+    let response = auth::client(auth::OPERATOR)
+        .post(format!("{}/chat/approve", host.url))
+        .header("accept", "text/event-stream")
+        .header("content-type", "application/json")
+        .body(json!({"approval_token": token, "approve": true}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let e: Value = response.json().await.unwrap();
+    assert_eq!(e["error"]["code"], "forbidden", "{e}");
+
+    let events = approve_streamed(host, auth::APPROVER, &token).await;
+    let kinds = types(&events);
+    assert_eq!(kinds.first(), Some(&"action_plan"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"done"), "{kinds:?}");
+    assert!(!kinds.contains(&"error"), "{events:?}");
+    let progress: Vec<&Value> = events
+        .iter()
+        .map(|(e, _)| e)
+        .filter(|e| e["type"] == "action_progress")
+        .collect();
+    assert_eq!(progress.len(), 3, "{kinds:?}");
+    for (i, p) in progress.iter().enumerate() {
+        assert_eq!(p["completed"], i + 1, "{p}");
+        assert_eq!(p["total"], 3, "{p}");
+    }
+    let complete = events
+        .iter()
+        .find(|(e, _)| e["type"] == "action_complete")
+        .map(|(e, _)| e)
+        .expect("action_complete");
+    assert_eq!(complete["results"]["succeeded"], 3, "{complete}");
+    let at = |kind: &str| events.iter().position(|(e, _)| e["type"] == kind).unwrap();
+    assert!(at("action_progress") < at("action_complete"), "{kinds:?}");
+    for id in &ids {
+        assert_eq!(order_status(graph, id).await, "cancelled");
+    }
+    assert_eq!(log_actors(graph, "cancel").await.len(), 3);
+
+    // Redeemed already: the stream says so with the code the JSON answer carries.
+    let again = approve_streamed(host, auth::APPROVER2, &token).await;
+    let kinds = types(&again);
+    assert_eq!(kinds.last(), Some(&"done"), "{again:?}");
+    assert!(!kinds.contains(&"action_progress"), "{again:?}");
+    let error = again
+        .iter()
+        .find(|(e, _)| e["type"] == "error")
+        .map(|(e, _)| e)
+        .unwrap_or_else(|| panic!("an error event: {again:?}"));
+    assert_eq!(error["code"], "approval_used", "{error}");
+    // Without the Accept header, the same refusal is the JSON 409.
+    let r = post(
+        host,
+        auth::APPROVER2,
+        "/chat/approve",
+        json!({"approval_token": token, "approve": true}),
+    )
+    .await;
+    assert_error("JSON after a streamed redemption", &r, 409, "approval_used");
+    assert_eq!(count(graph, "MATCH (l:ActionLog) RETURN count(l)").await, 3);
+}

@@ -69,6 +69,9 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
         }
         Reply::Batch(execution, run) => actions::stream(execution, run, &extra, response_out).await,
         Reply::Chat(body, who) => agent::stream(body, who, &extra, response_out).await,
+        Reply::Approve(token, approve, who) => {
+            agent::approve_stream(token, approve, who, &extra, response_out).await
+        }
     }
 }
 
@@ -103,6 +106,8 @@ enum Reply {
         kg_wit::kg::action_executor::action_executor::BatchRun,
     ),
     Chat(kg_http::chat::ChatBody, Principal),
+    /// `/chat/approve` asked with `Accept: text/event-stream`: token, approve, caller.
+    Approve(String, bool, Principal),
 }
 
 async fn send(out: ResponseOutparam, mut response: Response) {
@@ -117,15 +122,17 @@ async fn send(out: ResponseOutparam, mut response: Response) {
     }
 }
 
-/// Liveness answers anyone; every other request is authenticated first (before its route
-/// is even resolved, so an unknown path tells an anonymous caller nothing), counted
-/// against its subject's limit, and checked against the permission its route needs.
-/// `Err` is the response that refuses it.
+/// Liveness and the sign-in settings (`GET /auth/config`) answer anyone; every other
+/// request is authenticated first (before its route is even resolved, so an unknown path
+/// tells an anonymous caller nothing), counted against its subject's limit, and checked
+/// against the permission its route needs. `Err` is the response that refuses it.
 fn admit(request: &Request, ctx: &mut headers::Context) -> Result<(Route, Principal), Response> {
     let method = method_name(request.method());
     let route = kg_http::route(&method, request.path());
-    if route == Ok(Route::HealthLive) {
-        return Err(live());
+    match route {
+        Ok(Route::HealthLive) => return Err(live()),
+        Ok(Route::AuthConfig) => return Err(auth_config()),
+        _ => {}
     }
     let config = identity::config().map_err(|e| error_response(&e))?;
     let started = wasi::clocks::monotonic_clock::now();
@@ -152,6 +159,7 @@ fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, Ap
     let full = Reply::Full;
     Ok(match route {
         Route::HealthLive => full(live()),
+        Route::AuthConfig => full(auth_config()),
         Route::Health => full(health::handle()),
         Route::ListTools => full(tools::list()),
         Route::CallTool { name } => full(tools::call(&name, request.body())?),
@@ -190,7 +198,16 @@ fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, Ap
         Route::Chat => full(agent::chat(request, &who)?),
         Route::LegacyQuery => full(agent::legacy_query(request, &who)?),
         Route::ChatStream => Reply::Chat(agent::prepare_stream(request, &who)?, who),
-        Route::ChatApprove => full(agent::approve(request, &who)?),
+        Route::ChatApprove => {
+            let stream = kg_http::sse::accepts_event_stream(
+                request.header("accept").and_then(|v| v.as_str()),
+            );
+            match agent::approve(request, &who, stream)? {
+                agent::Approval::Done(response) => full(response),
+                agent::Approval::Stream(token, approve) => Reply::Approve(token, approve, who),
+            }
+        }
+        Route::ListConversations => full(agent::list_conversations(&who)?),
         Route::GetConversation { id } => full(agent::get_conversation(&id, &who)?),
         Route::DeleteConversation { id } => full(agent::delete_conversation(&id, &who)?),
     })
@@ -199,6 +216,15 @@ fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, Ap
 /// `GET /health/live`: the instance answers; nothing more (no credential, no details).
 fn live() -> Response {
     json_response(200, &serde_json::json!({"status": "ok"}))
+}
+
+/// `GET /auth/config`: the auth modes and the browser's OpenID Connect client (issuer,
+/// public client id, scopes); nothing secret, no credential needed.
+fn auth_config() -> Response {
+    json_response(
+        200,
+        &kg_http::auth_config::auth_config(&|name| kg_spin::variable(name).ok()),
+    )
 }
 
 fn method_name(method: &Method) -> String {

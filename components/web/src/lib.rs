@@ -1,5 +1,7 @@
 //! Spin HTTP component serving the web app (`web/`), embedded at build time (build.rs)
-//! so the app deploys as this `.wasm` plus `spin.toml`. No outbound capabilities.
+//! so the app deploys as this `.wasm` plus `spin.toml`. No outbound capabilities. Its
+//! variables (`auth_mode`, `oidc_client_id`, `oidc_origin`) only decide whether the page
+//! may connect to the OpenID Connect issuer for the browser's sign-in.
 
 pub mod serve;
 
@@ -38,13 +40,22 @@ async fn handle(incoming: IncomingRequest) -> Response {
                     .and_then(|v| v.as_str())
                     .map(str::to_string)
             };
-            serve::serve(
+            let mut reply = serve::serve(
                 ASSETS,
                 &request.method().to_string(),
                 request.path(),
                 header("accept-encoding").as_deref(),
                 header("if-none-match").as_deref(),
-            )
+            );
+            let var = |name: &str| spin_sdk::variables::get(name).ok();
+            if let Some(origin) = serve::issuer_origin(
+                var("auth_mode").as_deref(),
+                var("oidc_client_id").as_deref(),
+                var("oidc_origin").as_deref(),
+            ) {
+                serve::allow_connect(&mut reply, &origin);
+            }
+            reply
         }
     };
     let mut response = Response::builder();

@@ -18,6 +18,57 @@ pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; 
 font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; \
 frame-ancestors 'none'";
 
+/// The OpenID Connect issuer origin the page may `fetch` (discovery and the token
+/// endpoint, for the browser's sign-in), from the component's variables: only when
+/// `auth_mode` includes `oidc`, `oidc_client_id` is set (the app signs in with the issuer)
+/// and `oidc_origin` is a plain `http(s)://host[:port]` (anything else, e.g. a value that
+/// would smuggle another directive into the policy, is ignored).
+pub fn issuer_origin(
+    auth_mode: Option<&str>,
+    client_id: Option<&str>,
+    origin: Option<&str>,
+) -> Option<String> {
+    let oidc = auth_mode?
+        .split(',')
+        .any(|m| m.trim().eq_ignore_ascii_case("oidc"));
+    if !oidc || client_id.is_none_or(|c| c.trim().is_empty()) {
+        return None;
+    }
+    let origin = origin?.trim().trim_end_matches('/');
+    let rest = origin
+        .strip_prefix("https://")
+        .or_else(|| origin.strip_prefix("http://"))?;
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || rest.starts_with('[') => (h, Some(p)),
+        _ => (rest, None),
+    };
+    let host_ok = !host.is_empty()
+        && (host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+            || (host.starts_with('[')
+                && host.ends_with(']')
+                && host[1..host.len() - 1]
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() || b == b':')));
+    let port_ok =
+        port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
+    (host_ok && port_ok).then(|| origin.to_ascii_lowercase())
+}
+
+/// Lets the page connect to `origin` as well as to itself (`connect-src`), in every
+/// Content-Security-Policy header of `reply`.
+pub fn allow_connect(reply: &mut Reply, origin: &str) {
+    for (name, value) in &mut reply.headers {
+        if name.eq_ignore_ascii_case("content-security-policy") {
+            *value = value.replace(
+                "connect-src 'self'",
+                &format!("connect-src 'self' {origin}"),
+            );
+        }
+    }
+}
+
 pub const INDEX_CACHE: &str = "no-cache";
 pub const ASSET_CACHE: &str = "public, max-age=31536000, immutable";
 
@@ -244,6 +295,45 @@ mod tests {
             assert!(!csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"));
             assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
         }
+    }
+
+    #[test]
+    fn the_issuer_origin_is_allowed_only_for_browser_sign_in() {
+        let ok = |mode, client, origin| issuer_origin(Some(mode), client, Some(origin));
+        assert_eq!(
+            ok("api_key,oidc", Some("web"), "https://kc.example.com/").as_deref(),
+            Some("https://kc.example.com")
+        );
+        assert_eq!(
+            ok("oidc", Some("web"), "http://127.0.0.1:8089").as_deref(),
+            Some("http://127.0.0.1:8089")
+        );
+        assert_eq!(
+            ok("oidc", Some("web"), "https://[::1]:8443").as_deref(),
+            Some("https://[::1]:8443")
+        );
+        assert_eq!(ok("api_key", Some("web"), "https://kc.example.com"), None);
+        assert_eq!(ok("oidc", None, "https://kc.example.com"), None);
+        assert_eq!(ok("oidc", Some(" "), "https://kc.example.com"), None);
+        for bad in [
+            "kc.example.com",
+            "ftp://kc.example.com",
+            "https://kc.example.com/realms/acme",
+            "https://kc.example.com; script-src *",
+            "https://a b",
+            "https://kc.example.com:80a",
+            "https://",
+        ] {
+            assert_eq!(ok("oidc", Some("web"), bad), None, "{bad}");
+        }
+        let mut r = get("/", None);
+        allow_connect(&mut r, "https://kc.example.com");
+        let csp = r.header("content-security-policy").unwrap_or_default();
+        assert!(
+            csp.contains("connect-src 'self' https://kc.example.com;"),
+            "{csp}"
+        );
+        assert!(csp.contains("script-src 'self';"), "{csp}");
     }
 
     #[test]

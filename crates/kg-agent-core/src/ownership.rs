@@ -3,7 +3,7 @@
 //! admins may read and delete any. The owner is kept beside the turns, under its own key
 //! (`owner/<id>`), so listing or deleting a conversation's turns never touches it.
 
-use crate::memory::{Kv, check_id};
+use crate::memory::{Kv, Turn, check_id};
 
 fn key(conversation: &str) -> String {
     format!("owner/{conversation}")
@@ -43,10 +43,130 @@ pub fn forget(kv: &dyn Kv, conversation: &str) -> Result<(), String> {
     kv.delete(&key(conversation))
 }
 
+/// One of a subject's conversations, as `GET /conversations` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Listed {
+    pub id: String,
+    /// The first turn (the question that started it), cut to [`TITLE_CHARS`].
+    pub title: String,
+    /// When its newest turn was written (RFC 3339).
+    pub updated: String,
+    pub turns: usize,
+}
+
+/// Longest title listed (characters).
+pub const TITLE_CHARS: usize = 80;
+/// Most conversations listed, newest first.
+pub const MAX_LISTED: usize = 200;
+
+/// The conversations `subject` owns (its own only, admins included), most recently updated
+/// first, at most [`MAX_LISTED`]. One scan of the store's keys, then two reads per owned
+/// conversation (the owner, then its first and newest turns); one without turns yet is left
+/// out, as `GET /conversations/{id}` answers it 404.
+pub fn list_owned(kv: &dyn Kv, subject: &str) -> Result<Vec<Listed>, String> {
+    let keys = kv.keys()?;
+    let mut turns: std::collections::HashMap<&str, Vec<&str>> = std::collections::HashMap::new();
+    let mut owned = Vec::new();
+    for k in &keys {
+        if let Some(id) = k.strip_prefix("owner/") {
+            owned.push(id);
+        } else if let Some(rest) = k.strip_prefix("conv/")
+            && let Some((id, tail)) = rest.split_once('/')
+            && tail.starts_with("turn/")
+        {
+            turns.entry(id).or_default().push(k.as_str());
+        }
+    }
+    let mut out = Vec::new();
+    for id in owned {
+        if check_id(id).is_err() || kv.get(&key(id))?.as_deref() != Some(subject.as_bytes()) {
+            continue;
+        }
+        let Some(list) = turns.get_mut(id) else {
+            continue;
+        };
+        list.sort_unstable();
+        let read = |k: &str| -> Result<Option<Turn>, String> {
+            Ok(kv
+                .get(k)?
+                .and_then(|v| serde_json::from_slice::<Turn>(&v).ok()))
+        };
+        let (Some(first), Some(last)) = (list.first(), list.last()) else {
+            continue;
+        };
+        let Some(first) = read(first)? else { continue };
+        let updated = if list.len() == 1 {
+            first.at.clone()
+        } else {
+            read(last)?.map_or_else(|| first.at.clone(), |t| t.at)
+        };
+        out.push(Listed {
+            id: id.to_string(),
+            title: first.content.chars().take(TITLE_CHARS).collect(),
+            updated,
+            turns: list.len(),
+        });
+    }
+    out.sort_by(|a, b| b.updated.cmp(&a.updated).then_with(|| a.id.cmp(&b.id)));
+    out.truncate(MAX_LISTED);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::memory::tests::MemKv;
+
+    fn say(kv: &MemKv, conversation: &str, role: &str, content: &str, at: &str) {
+        let turn = Turn {
+            role: role.into(),
+            content: content.into(),
+            name: None,
+            at: at.into(),
+            route: None,
+        };
+        kv.set(
+            &format!("conv/{conversation}/turn/{at}"),
+            &serde_json::to_vec(&turn).unwrap(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn lists_only_the_subjects_own_conversations_newest_first() {
+        let kv = MemKv::default();
+        for (id, who) in [("c1", "ann"), ("c2", "ann"), ("c3", "bob"), ("c4", "ann")] {
+            authorize(&kv, id, who, false, true).unwrap();
+        }
+        say(
+            &kv,
+            "c1",
+            "user",
+            "Who supplies ACME?",
+            "2026-01-01T10:00:00Z",
+        );
+        say(&kv, "c1", "assistant", "SUP-001.", "2026-01-01T10:00:05Z");
+        say(
+            &kv,
+            "c2",
+            "user",
+            &"long ".repeat(40),
+            "2026-01-02T09:00:00Z",
+        );
+        say(&kv, "c3", "user", "bob's", "2026-01-03T09:00:00Z");
+        // c4 is claimed but has no turn yet; c5 has turns but no owner.
+        say(&kv, "c5", "user", "orphan", "2026-01-04T09:00:00Z");
+        kv.set("conv/c1/bookmarks", b"[]").unwrap();
+        let listed = list_owned(&kv, "ann").unwrap();
+        let ids: Vec<&str> = listed.iter().map(|l| l.id.as_str()).collect();
+        assert_eq!(ids, ["c2", "c1"]);
+        assert_eq!(listed[1].title, "Who supplies ACME?");
+        assert_eq!(listed[1].updated, "2026-01-01T10:00:05Z");
+        assert_eq!(listed[1].turns, 2);
+        assert_eq!(listed[0].title.chars().count(), TITLE_CHARS);
+        assert_eq!(list_owned(&kv, "bob").unwrap()[0].id, "c3");
+        assert!(list_owned(&kv, "root").unwrap().is_empty());
+    }
 
     #[test]
     fn only_the_owner_or_an_admin_gets_in() {

@@ -1,6 +1,7 @@
 //! The dispatcher's HTTP surface, kept free of Spin so it is tested natively.
 
 pub mod actions;
+pub mod auth_config;
 pub mod body;
 pub mod chat;
 pub mod error;

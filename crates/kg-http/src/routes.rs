@@ -8,6 +8,9 @@ use kg_identity::Permission;
 pub enum Route {
     /// Liveness: no credential, no details.
     HealthLive,
+    /// What the web app needs to sign in (auth modes, the OIDC issuer and public client
+    /// id): no credential, nothing secret.
+    AuthConfig,
     Health,
     ListTools,
     CallTool {
@@ -46,6 +49,8 @@ pub enum Route {
     ChatApprove,
     /// Seed 002's `/api/qa/query`, answered like `/chat` with a deprecation header.
     LegacyQuery,
+    /// The caller's own conversations.
+    ListConversations,
     GetConversation {
         id: String,
     },
@@ -63,6 +68,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
     let (allowed, found): (&[&str], Option<Route>) = match s.as_slice() {
         ["health"] => (&["GET"], on(method, "GET", || Route::Health)),
         ["health", "live"] => (&["GET"], on(method, "GET", || Route::HealthLive)),
+        ["auth", "config"] => (&["GET"], on(method, "GET", || Route::AuthConfig)),
         ["tools"] => (&["GET"], on(method, "GET", || Route::ListTools)),
         ["tools", _] => (
             &["POST"],
@@ -117,6 +123,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ["chat", "stream"] => (&["POST"], on(method, "POST", || Route::ChatStream)),
         ["chat", "approve"] => (&["POST"], on(method, "POST", || Route::ChatApprove)),
         ["api", "qa", "query"] => (&["POST"], on(method, "POST", || Route::LegacyQuery)),
+        ["conversations"] => (&["GET"], on(method, "GET", || Route::ListConversations)),
         ["conversations", _] => match method {
             "GET" => (
                 &["GET", "DELETE"],
@@ -147,7 +154,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
 /// What a route needs from its caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// No credential (liveness only).
+    /// No credential (liveness, and the web app's sign-in settings).
     Public,
     /// A credential holding any of these permissions. Handlers that depend on the request
     /// (an execute with an approval token needs `actions:approve`, without one
@@ -161,7 +168,7 @@ impl Route {
         use Permission::*;
         let any = |p: &'static [Permission]| Access::AnyOf(p);
         match self {
-            Route::HealthLive => Access::Public,
+            Route::HealthLive | Route::AuthConfig => Access::Public,
             Route::Health => any(&[HealthRead]),
             Route::ListTools | Route::CallTool { .. } => any(&[ToolsUse]),
             Route::ListActions | Route::GetAction { .. } => any(&[ActionsRead]),
@@ -178,6 +185,7 @@ impl Route {
             | Route::ChatStream
             | Route::ChatApprove
             | Route::LegacyQuery
+            | Route::ListConversations
             | Route::GetConversation { .. }
             | Route::DeleteConversation { .. } => any(&[Chat]),
         }
@@ -212,6 +220,7 @@ mod tests {
         let cases = [
             ("GET", "/health", Route::Health),
             ("GET", "/health/live", Route::HealthLive),
+            ("GET", "/auth/config", Route::AuthConfig),
             (
                 "POST",
                 "/actions/PurchaseOrder/cancel/plan",
@@ -275,6 +284,7 @@ mod tests {
             ("POST", "/chat/stream", Route::ChatStream),
             ("POST", "/chat/approve", Route::ChatApprove),
             ("POST", "/api/qa/query", Route::LegacyQuery),
+            ("GET", "/conversations", Route::ListConversations),
             (
                 "GET",
                 "/conversations/c1",
@@ -302,8 +312,9 @@ mod tests {
     }
 
     #[test]
-    fn only_liveness_is_public() {
+    fn only_liveness_and_sign_in_settings_are_public() {
         assert_eq!(Route::HealthLive.access(), Access::Public);
+        assert_eq!(Route::AuthConfig.access(), Access::Public);
         assert_eq!(
             Route::UndoAction { log_id: "x".into() }.access(),
             Access::AnyOf(&[Permission::ActionsUndo])

@@ -22,6 +22,23 @@ pub fn event(kind: &str, data: Value) -> Vec<u8> {
     format!("event: {kind}\ndata: {}\n\n", Value::Object(object)).into_bytes()
 }
 
+/// True when an `Accept` header asks for an event stream (`text/event-stream` listed
+/// without `q=0`); anything else, or no header, gets JSON.
+pub fn accepts_event_stream(accept: Option<&str>) -> bool {
+    accept.is_some_and(|header| {
+        header.split(',').any(|item| {
+            let mut parts = item.split(';');
+            let media = parts.next().unwrap_or("").trim();
+            media.eq_ignore_ascii_case(CONTENT_TYPE)
+                && parts.all(|p| {
+                    let p = p.trim();
+                    let q = p.strip_prefix("q=").or_else(|| p.strip_prefix("Q="));
+                    q.is_none_or(|q| q.trim().parse::<f32>().is_ok_and(|q| q > 0.0))
+                })
+        })
+    })
+}
+
 /// A comment line: ignored by clients, keeps proxies from timing the stream out.
 pub fn comment(text: &str) -> Vec<u8> {
     let single_line: String = text.chars().filter(|c| *c != '\n' && *c != '\r').collect();
@@ -41,6 +58,21 @@ mod tests {
             "event: action_progress\ndata: {\"completed\":1,\"type\":\"action_progress\"}\n\n"
         );
         assert_eq!(comment("heart\nbeat"), b": heartbeat\n\n");
+    }
+
+    #[test]
+    fn event_stream_only_when_asked_for() {
+        assert!(accepts_event_stream(Some("text/event-stream")));
+        assert!(accepts_event_stream(Some(
+            "text/event-stream, application/json"
+        )));
+        assert!(accepts_event_stream(Some(
+            "application/json;q=0.5, Text/Event-Stream;q=0.9"
+        )));
+        assert!(!accepts_event_stream(None));
+        assert!(!accepts_event_stream(Some("application/json")));
+        assert!(!accepts_event_stream(Some("*/*")));
+        assert!(!accepts_event_stream(Some("text/event-stream;q=0")));
     }
 
     proptest! {

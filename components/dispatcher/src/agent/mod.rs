@@ -96,22 +96,63 @@ pub fn legacy_query(request: &Request, who: &Principal) -> Result<Response, ApiE
     Ok(response)
 }
 
+/// What `/chat/approve` answers: JSON at once, or the batch streamed as it runs.
+pub enum Approval {
+    Done(Response),
+    /// The token and the decision, to run in [`approve_stream`].
+    Stream(String, bool),
+}
+
 /// `POST /chat/approve`: runs (or, with `approve: false`, rejects) a plan waiting for
 /// approval, whether the agent or the direct API planned it. Approving needs the approver
-/// role; rejecting, the approver role or being the one who asked.
-pub fn approve(request: &Request, who: &Principal) -> Result<Response, ApiError> {
+/// role; rejecting, the approver role or being the one who asked. With `stream` (the
+/// request accepts `text/event-stream`) the body and the role are checked here, so those
+/// refusals stay plain JSON errors, and the run itself is streamed.
+pub fn approve(request: &Request, who: &Principal, stream: bool) -> Result<Approval, ApiError> {
     let started = kg_spin::clock::monotonic_ms();
     let (token, approve) = approve_body(&kg_http::body::json_object(request.body())?)?;
     if approve {
         who.require(Permission::ActionsApprove)?;
     }
+    if stream {
+        return Ok(Approval::Stream(token, approve));
+    }
     let mut events = Collected::default();
     let result = engine::resolve(&token, approve, None, who, &mut events)?;
     spent(who, &result);
-    Ok(crate::json_response(
+    Ok(Approval::Done(crate::json_response(
         200,
         &answer_json(&result, &events.0, false, started),
-    ))
+    )))
+}
+
+/// `POST /chat/approve` as Server-Sent Events: the same events `/chat/stream` sends for a
+/// batch (`action_plan`, `action_progress`, `action_error`, `action_complete`, the
+/// report's `content`), as the batch runs. A refusal found once the stream is open (the
+/// token already used, expired, rejected…) is an `error` event with the code the JSON
+/// answer would carry; `done` always comes last.
+pub async fn approve_stream(
+    token: String,
+    approve: bool,
+    who: Principal,
+    extra: &[(String, String)],
+    out: ResponseOutparam,
+) {
+    let Ok(headers) = crate::headers::sse_fields(extra) else {
+        return;
+    };
+    let response = OutgoingResponse::new(headers);
+    let mut sink = Streamed::new(response.take_body());
+    out.set(response);
+    sink.comment("kg-agent");
+    match engine::resolve(&token, approve, None, &who, &mut sink) {
+        Ok(result) => spent(&who, &result),
+        Err(e) => sink.emit(Event::Error {
+            code: e.code.clone(),
+            message: e.message.clone(),
+        }),
+    }
+    sink.emit(Event::Done);
 }
 
 /// Checks the body before the stream opens, so a bad request is a plain JSON 400.
@@ -147,6 +188,15 @@ pub async fn stream(
         }),
     }
     sink.emit(Event::Done);
+}
+
+/// `GET /conversations`: the caller's own conversations (admins too: their own), newest
+/// first, with the question that started each and when it last changed.
+pub fn list_conversations(who: &Principal) -> Result<Response, ApiError> {
+    let kv = kv::SpinKv::open().map_err(|e| ApiError::new(503, "unavailable", e))?;
+    let listed = kg_agent_core::ownership::list_owned(&kv, &who.caller.subject)
+        .map_err(|e| ApiError::new(503, "unavailable", e))?;
+    Ok(crate::json_response(200, &json!({"conversations": listed})))
 }
 
 pub fn get_conversation(id: &str, who: &Principal) -> Result<Response, ApiError> {
