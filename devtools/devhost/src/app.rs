@@ -9,6 +9,7 @@ use crate::config::runtime_config::RuntimeConfig;
 use crate::config::variables::Variables;
 use crate::host::{self, ComponentPolicy, PROVIDED_INTERFACES, RequestState};
 use crate::kv::KeyValueStores;
+use crate::outbound::Outbound;
 use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -24,6 +25,8 @@ pub struct App {
     pub engine: Engine,
     pub routes: Routes,
     pub components: HashMap<String, LoadedComponent>,
+    /// Outbound HTTP, shared by every component (its connection pool is per origin).
+    pub outbound: Arc<Outbound>,
 }
 
 pub struct LoadedComponent {
@@ -37,6 +40,7 @@ impl App {
         provided_variables: BTreeMap<String, String>,
         runtime_config: &RuntimeConfig,
         kv_path: &Path,
+        outbound: Outbound,
     ) -> Result<App> {
         let manifest = Manifest::load(manifest_path)
             .with_context(|| format!("loading {}", manifest_path.display()))?;
@@ -105,6 +109,7 @@ impl App {
             engine,
             routes,
             components,
+            outbound: Arc::new(outbound),
         })
     }
 }

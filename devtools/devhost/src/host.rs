@@ -3,6 +3,7 @@
 
 use crate::config::outbound::AllowedHosts;
 use crate::kv::{KeyValueStores, Store};
+use crate::outbound::Outbound;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker, Resource, ResourceTable};
@@ -42,10 +43,11 @@ pub struct RequestState {
     wasi: WasiCtx,
     http: WasiHttpCtx,
     policy: Arc<ComponentPolicy>,
+    outbound: Arc<Outbound>,
 }
 
 impl RequestState {
-    pub fn new(policy: Arc<ComponentPolicy>) -> anyhow::Result<Self> {
+    pub fn new(policy: Arc<ComponentPolicy>, outbound: Arc<Outbound>) -> anyhow::Result<Self> {
         // Like Spin: no environment, no arguments; the `files` mounts read-only; logs to
         // stdio.
         let mut wasi = WasiCtx::builder();
@@ -63,6 +65,7 @@ impl RequestState {
             wasi: wasi.build(),
             http: WasiHttpCtx::new(),
             policy,
+            outbound,
         })
     }
 }
@@ -130,9 +133,7 @@ impl WasiHttpView for RequestState {
             );
             return Err(ErrorCode::HttpRequestDenied.into());
         }
-        Ok(wasmtime_wasi_http::types::default_send_request(
-            request, config,
-        ))
+        Ok(self.outbound.send(request, config))
     }
 }
 

@@ -7,6 +7,7 @@ mod config;
 mod dist;
 mod host;
 mod kv;
+mod outbound;
 mod server;
 
 use anyhow::{Context, Result};
@@ -43,6 +44,37 @@ struct Args {
     /// composed in, and a spin.toml without dependencies), then exit without serving.
     #[arg(long, value_name = "DIR")]
     compose_into: Option<PathBuf>,
+    /// Keep components' outbound HTTP connections open and reuse them per origin (scheme,
+    /// host, port), as Spin 3.4+ does; `off` opens a new connection for every request.
+    #[arg(
+        long,
+        env = "DEVHOST_OUTBOUND_POOL",
+        value_name = "on|off",
+        default_value = "on"
+    )]
+    outbound_pool: Switch,
+    /// Idle outbound connections kept per origin; more are closed.
+    #[arg(
+        long,
+        env = "DEVHOST_OUTBOUND_POOL_MAX_IDLE",
+        value_name = "N",
+        default_value_t = 64
+    )]
+    outbound_pool_max_idle: usize,
+    /// Seconds an idle outbound connection is kept before it is closed.
+    #[arg(
+        long,
+        env = "DEVHOST_OUTBOUND_POOL_IDLE_TIMEOUT",
+        value_name = "SECONDS",
+        default_value_t = 30.0
+    )]
+    outbound_pool_idle_timeout: f64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Switch {
+    On,
+    Off,
 }
 
 #[tokio::main]
@@ -112,5 +144,17 @@ fn load(
         Some(path) => config::runtime_config::RuntimeConfig::load(path)?,
         None => Default::default(),
     };
-    app::App::load(&args.manifest, provided, &runtime_config, kv_path)
+    let idle_timeout = std::time::Duration::try_from_secs_f64(args.outbound_pool_idle_timeout)
+        .context("--outbound-pool-idle-timeout: not a number of seconds")?;
+    let pool = (args.outbound_pool == Switch::On).then_some(outbound::PoolSettings {
+        max_idle_per_origin: args.outbound_pool_max_idle,
+        idle_timeout,
+    });
+    app::App::load(
+        &args.manifest,
+        provided,
+        &runtime_config,
+        kv_path,
+        outbound::Outbound::new(pool),
+    )
 }

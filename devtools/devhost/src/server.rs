@@ -93,7 +93,10 @@ async fn invoke(
     }
     let request = hyper::Request::from_parts(parts, body);
 
-    let mut store = Store::new(&app.engine, RequestState::new(component.policy.clone())?);
+    let mut store = Store::new(
+        &app.engine,
+        RequestState::new(component.policy.clone(), app.outbound.clone())?,
+    );
     let (sender, receiver) = tokio::sync::oneshot::channel();
     let incoming = store
         .data_mut()
