@@ -25,7 +25,7 @@ function embed(text) {
   return v.map((x) => x / n);
 }
 
-export function startLlmStub({ acmeOrders }) {
+export function startLlmStub({ acmeOrders, reportDelayMs = 0 }) {
   const requests = [];
   const server = createServer((req, res) => {
     let body = '';
@@ -69,7 +69,8 @@ export function startLlmStub({ acmeOrders }) {
       }
       // The summariser.
       if (all.includes('Insufficient funds') || all.includes('succeeded')) {
-        return send(200, say('## Payment report\n\nSome of **ACME**\'s orders were paid; the others failed:\n\n- Insufficient funds\n- Order already paid\n- Order is not approved\n- Order is cancelled\n\n<script>alert(1)</script><img src=x onerror=alert(1)>'));
+        // Late on purpose: the batch's progress must reach the browser before the turn ends.
+        return void setTimeout(() => send(200, say('## Payment report\n\nSome of **ACME**\'s orders were paid; the others failed:\n\n- Insufficient funds\n- Order already paid\n- Order is not approved\n- Order is cancelled\n\n<script>alert(1)</script><img src=x onerror=alert(1)>')), reportDelayMs);
       }
       return send(200, say('**ACME** (`SUP-001`) is a supplier. It has **24** purchase orders, e.g. PO-0003:\n\n| status | orders |\n|---|---|\n| approved | 12 |\n| paid | 5 |\n| draft | 4 |\n| cancelled | 3 |\n\n<script>window.__pwned = 1</script><img src=x onerror="window.__pwned=1">'));
     });

@@ -1,5 +1,5 @@
 // Browser end-to-end tests: devgraph (demo data) + devhost serving spin.toml + a scripted
-// LLM, driven by playwright-core through Debian's Chromium (/usr/bin/chromium, or
+// LLM + a local OpenID Connect provider (e2e/oidc-stub.mjs), driven by playwright-core through Debian's Chromium (/usr/bin/chromium, or
 // $CHROMIUM). Saves screenshots to e2e/out/ (`--screenshots` also copies the README's to
 // e2e/screenshots/) and prints the measurements (bundle size, cold-load timing).
 import { spawn } from 'node:child_process';
@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import { startLlmStub } from './llm-stub.mjs';
+import { startOidcStub } from './oidc-stub.mjs';
 import { createRequire } from 'node:module';
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -110,13 +111,19 @@ try {
   const graph = await start(join(repo, 'target/release/devgraph'), ['--listen', '127.0.0.1:0', '--demo', '--password', 'devgraph']);
   const acmeOrders = (await cypher(graph, "MATCH (o:PurchaseOrder)-[:PLACED_WITH]->(:Supplier {id: 'SUP-001'}) RETURN o.id ORDER BY o.id")).map((r) => r[0]);
   assert.equal(acmeOrders.length, 24);
-  const llm = await startLlmStub({ acmeOrders });
+  // The payment report comes 1.5 s after the batch: its progress must show before that.
+  const llm = await startLlmStub({ acmeOrders, reportDelayMs: 1500 });
+  let app = '';
+  const oidc = await startOidcStub({ clientId: 'kg-web', audience: 'kg-agent', redirectUri: () => `${app}/` });
   const kv = mkdtempSync(join(tmpdir(), 'kg-web-e2e-'));
-  const app = await start(join(repo, 'target/release/devhost'), [
+  app = await start(join(repo, 'target/release/devhost'), [
     '--manifest', 'spin.toml', '--listen', '127.0.0.1:0', '--kv-path', join(kv, 'kv.db'),
     '--variable', `neo4j_origin=${graph}`, '--variable', 'neo4j_password=devgraph',
     '--variable', `llm_origin=${llm.origin}`, '--variable', 'approval_batch_threshold=10',
     '--variable', `auth_api_keys=${apiKeyEntry}`, '--variable', 'rate_limit_requests_per_minute=0',
+    '--variable', 'auth_mode=api_key,oidc', '--variable', `oidc_issuer=${oidc.origin}`, '--variable', `oidc_origin=${oidc.origin}`,
+    '--variable', 'oidc_audience=kg-agent', '--variable', 'oidc_roles_claim=realm_access.roles',
+    '--variable', 'oidc_client_id=kg-web', '--variable', 'oidc_scopes=openid profile',
   ]);
   const setup = await fetch(`${app}/actions/setup`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` } });
   assert.equal(setup.status, 200, await setup.text());
@@ -141,6 +148,8 @@ try {
     const res = await page.goto(app, { waitUntil: 'load' });
     const h = res.headers();
     assert.match(h['content-security-policy'], /default-src 'self'/);
+    // The provider's origin, for discovery and the token endpoint; nothing else.
+    assert.match(h['content-security-policy'], new RegExp(`connect-src 'self' ${oidc.origin};`));
     assert.equal(h['cache-control'], 'no-cache');
     assert.equal(h['x-content-type-options'], 'nosniff');
     assert.ok(['br', 'gzip'].includes(h['content-encoding']), h['content-encoding']);
@@ -195,7 +204,15 @@ try {
     assert.match(await card.locator('h3').innerText(), /PurchaseOrder\.makePayment — 24/);
     await card.scrollIntoViewIfNeeded();
     await shot(page, '04-approval');
+    const streamed = page.waitForResponse((r) => r.url().endsWith('/chat/approve'));
     await card.getByRole('button', { name: 'Approve' }).click();
+    const approveAnswer = await streamed;
+    assert.equal(approveAnswer.headers()['content-type'], 'text/event-stream');
+    assert.match(approveAnswer.request().headers().accept, /text\/event-stream/);
+    // Live: the bar reaches its final counts while the turn is still running (the report
+    // comes 1.5 s later); a JSON answer would show both at once.
+    await card.locator('.progress p').filter({ hasText: / 0 pending/ }).waitFor({ timeout: 60000 });
+    assert.equal(await page.getByText('Payment report').count(), 0, 'the report came with the counts: not streamed');
     await card.locator('table').waitFor({ timeout: 60000 });
     const counts = await card.locator('.progress p').innerText();
     assert.match(counts, /(\d+) succeeded · (\d+) failed · 0 pending/);
@@ -394,6 +411,118 @@ try {
     }
     await page.evaluate(() => localStorage.setItem('kg-agent.theme', 'light'));
     assert.deepEqual(found, []);
+  });
+
+  // ---------------------------------------------------------------- OpenID Connect
+  const oidcPage = async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1000, height: 760 }, locale: 'en-US', colorScheme: 'light' });
+    const p = await ctx.newPage();
+    const seen = [];
+    p.on('request', (r) => seen.push([r.url(), r.headers().authorization]));
+    p.on('console', (m) => {
+      if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) problems.push(`oidc: ${m.text()}`);
+    });
+    p.on('pageerror', (e) => problems.push(`oidc: ${e}`));
+    await p.goto(app);
+    return { ctx, p, seen };
+  };
+  const signInWithProvider = async (p) => {
+    await p.getByRole('button', { name: `Sign in with ${new URL(oidc.origin).host}` }).click();
+  };
+
+  await test('OpenID Connect sign-in: code + PKCE (S256), the code leaves the URL, the token stays in sessionStorage and goes out as Bearer', async () => {
+    const { ctx, p, seen } = await oidcPage();
+    await p.getByRole('button', { name: /^Sign in with / }).waitFor();
+    await shot(p, '14-sign-in-oidc');
+    await signInWithProvider(p);
+    await p.getByRole('link', { name: 'Chat' }).waitFor();
+    const auth = oidc.authorizations.at(-1);
+    assert.equal(auth.code_challenge_method, 'S256');
+    assert.equal(auth.redirect_uri, `${app}/`);
+    assert.equal(auth.scope, 'openid profile');
+    assert.match(auth.state, /^[A-Za-z0-9_-]{43}$/);
+    const exchange = oidc.tokenRequests.at(-1);
+    assert.equal(exchange.answer, 'ok');
+    assert.equal(createHash('sha256').update(exchange.code_verifier).digest('base64url'), auth.code_challenge);
+    assert.equal(exchange.client_secret, undefined);
+    const token = oidc.issued.at(-1);
+    assert.equal(new URL(p.url()).search, '', p.url());
+    assert.equal(await p.evaluate(() => sessionStorage.getItem('kg-agent.key')), token);
+    assert.equal(await p.evaluate(() => sessionStorage.getItem('kg-agent.oidc.pending')), null);
+    assert.ok(!(await p.evaluate(() => JSON.stringify(localStorage))).includes(token));
+    await p.getByRole('textbox', { name: /Ask about the graph/ }).fill('Tell me about supplier ACME');
+    await p.getByRole('button', { name: 'Send' }).click();
+    await p.locator('.md table').waitFor({ timeout: 30000 });
+    assert.ok(seen.some(([u, a]) => u.endsWith('/chat/stream') && a === `Bearer ${token}`));
+    // Never in a URL, and not sent to the provider.
+    assert.ok(seen.every(([u]) => !u.includes(token)));
+    assert.ok(seen.filter(([u]) => u.startsWith(oidc.origin)).every(([, a]) => a === undefined));
+    await p.getByRole('link', { name: 'Status' }).click();
+    await p.getByText('All systems working').waitFor();
+    // The conversation list comes from the service (GET /conversations), not only from
+    // this browser's record; the token survives a reload of the tab.
+    await p.evaluate(() => localStorage.removeItem('kg-agent.conversations'));
+    await p.goto(app);
+    await p.locator('.convs li').filter({ hasText: 'Tell me about supplier ACME' }).waitFor();
+    assert.equal(await p.locator('.convs li').count(), 1);
+    await ctx.close();
+  });
+
+  await test('OpenID Connect: a wrong code_verifier is refused by the provider, and the app stays signed out', async () => {
+    const { ctx, p } = await oidcPage();
+    await p.route(`${oidc.origin}/token`, (route) => {
+      const form = new URLSearchParams(route.request().postData() ?? '');
+      form.set('code_verifier', 'A'.repeat(43));
+      return route.continue({ postData: form.toString() });
+    });
+    await signInWithProvider(p);
+    await p.getByRole('alert').filter({ hasText: 'PKCE verification failed' }).waitFor();
+    assert.equal(oidc.tokenRequests.at(-1).answer, 'invalid_grant');
+    assert.equal(new URL(p.url()).search, '');
+    assert.equal(await p.evaluate(() => sessionStorage.getItem('kg-agent.key')), null);
+    await p.getByLabel('API key').waitFor();
+    await ctx.close();
+  });
+
+  await test('OpenID Connect: an answer with another state is refused before any token request', async () => {
+    const { ctx, p } = await oidcPage();
+    const before = oidc.tokenRequests.length;
+    oidc.forgeState = 'forged-state';
+    try {
+      await signInWithProvider(p);
+      await p.getByRole('alert').filter({ hasText: 'did not match' }).waitFor();
+    } finally {
+      oidc.forgeState = undefined;
+    }
+    assert.equal(oidc.tokenRequests.length, before);
+    assert.equal(new URL(p.url()).search, '');
+    assert.equal(await p.evaluate(() => sessionStorage.getItem('kg-agent.key')), null);
+    await ctx.close();
+  });
+
+  await test('OpenID Connect: signed out cleanly when the token expires, and on a 401', async () => {
+    const { ctx, p } = await oidcPage();
+    oidc.expiresIn = 3;
+    try {
+      await signInWithProvider(p);
+      await p.getByRole('link', { name: 'Chat' }).waitFor();
+    } finally {
+      oidc.expiresIn = 300;
+    }
+    await p.getByText('Your session has ended').waitFor({ timeout: 10000 });
+    assert.equal(await p.evaluate(() => sessionStorage.getItem('kg-agent.key')), null);
+    // A token the API does not accept (another audience): the first call (the conversation
+    // list) is a 401, and the app is back on the sign-in page, saying so.
+    oidc.audience = 'another-service';
+    try {
+      await signInWithProvider(p);
+      await p.getByText('was not accepted (401)').waitFor();
+    } finally {
+      oidc.audience = 'kg-agent';
+    }
+    await p.getByLabel('API key').waitFor();
+    assert.equal(await p.evaluate(() => sessionStorage.getItem('kg-agent.key')), null);
+    await ctx.close();
   });
 
   await test('no CSP violations or script errors', async () => {

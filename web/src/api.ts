@@ -1,26 +1,61 @@
-// The API client: every call carries the key as `Authorization: Bearer …` (never in a URL);
-// failures become ApiError with the server's `code` when it sent one.
+// The API client: every call carries the credential (a pasted API key or the OpenID Connect
+// access token) as `Authorization: Bearer …`, never in a URL; failures become ApiError with
+// the server's `code` when it sent one. A 401, or an access token reaching its expiry, signs
+// out (the credential is forgotten and the app shows the sign-in page).
 import { readSse, type SseMessage } from './sse';
 
 let apiKey = '';
+let expiresAt: number | undefined;
+let expiryTimer: ReturnType<typeof setTimeout> | undefined;
 const STORE = 'kg-agent.key';
+const EXPIRES = 'kg-agent.key-expires';
+
+export type SignOutReason = 'expired' | 'rejected';
+let signedOut: ((reason: SignOutReason) => void) | undefined;
+/** Called when the credential stops working (401) or the access token expires. */
+export function onSignOut(f: (reason: SignOutReason) => void): void {
+  signedOut = f;
+}
+function signOut(reason: SignOutReason): void {
+  if (!apiKey) return;
+  setKey('', false);
+  signedOut?.(reason);
+}
+function schedule(): void {
+  clearTimeout(expiryTimer);
+  expiryTimer = undefined;
+  if (expiresAt !== undefined) expiryTimer = setTimeout(() => signOut('expired'), Math.min(Math.max(expiresAt - Date.now(), 0), 2 ** 31 - 1));
+}
 
 export function loadKey(): string {
   try {
     apiKey = sessionStorage.getItem(STORE) ?? '';
+    const e = Number(sessionStorage.getItem(EXPIRES) ?? NaN);
+    expiresAt = Number.isFinite(e) ? e : undefined;
   } catch {
     apiKey = '';
   }
+  if (apiKey && expiresAt !== undefined && Date.now() >= expiresAt) setKey('', false);
+  schedule();
   return apiKey;
 }
-export function setKey(key: string, remember: boolean): void {
+/** A pasted API key: kept in this tab's sessionStorage when `remember`, else in memory. */
+export function setKey(key: string, remember: boolean, expires?: number): void {
   apiKey = key;
+  expiresAt = key ? expires : undefined;
   try {
     if (remember && key) sessionStorage.setItem(STORE, key);
     else sessionStorage.removeItem(STORE);
+    if (remember && key && expires !== undefined) sessionStorage.setItem(EXPIRES, String(expires));
+    else sessionStorage.removeItem(EXPIRES);
   } catch {
     /* storage disabled: the key stays in memory only */
   }
+  schedule();
+}
+/** The access token of an OpenID Connect sign-in: in sessionStorage, until `expires`. */
+export function setToken(token: string, expires?: number): void {
+  setKey(token, true, expires);
 }
 export const hasKey = (): boolean => apiKey !== '';
 export const authHeaders = (): Record<string, string> => headers();
@@ -42,6 +77,7 @@ function headers(extra: Record<string, string> = {}): Record<string, string> {
 }
 
 async function failure(res: Response): Promise<ApiError> {
+  if (res.status === 401) signOut('rejected');
   let code = `http_${res.status}`;
   let message = res.statusText;
   try {

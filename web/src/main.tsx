@@ -1,6 +1,7 @@
 import { options, render } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, ApiError, approveTurn, authHeaders, chatStream, loadKey, setKey } from './api';
+import { api, ApiError, approveTurn, authHeaders, chatStream, loadKey, onSignOut, setKey, setToken } from './api';
+import { authConfig, begin, complete, isCallback, SignInError, type AuthConfig } from './oidc';
 import { browserLang, errorText, strings, type Lang, type Strings } from './i18n';
 import { renderMarkdown } from './markdown';
 import { endOfStream, initialTurn, reduce, reportCounts, type GraphData, type TurnState } from './reducer';
@@ -28,9 +29,28 @@ function App() {
     const s = localStorage.getItem('kg-agent.theme');
     return s ? s === 'dark' : matchMedia('(prefers-color-scheme: dark)').matches;
   });
-  const [signedIn, setSignedIn] = useState(() => loadKey() !== '');
+  // Back from the OpenID Connect provider: finish the sign-in before anything else.
+  const [callback] = useState(() => isCallback(location.search));
+  const [signedIn, setSignedIn] = useState(() => !callback && loadKey() !== '');
+  const [completing, setCompleting] = useState(callback);
+  const [notice, setNotice] = useState<string | undefined>();
   const [page, setPage] = useState<Page>(pageFromHash);
   const t = strings[lang];
+
+  useEffect(() => {
+    onSignOut((reason) => {
+      setNotice(reason === 'expired' ? 'expired' : 'rejected');
+      setSignedIn(false);
+    });
+    if (!callback) return;
+    complete()
+      .then((s) => {
+        setToken(s.accessToken, s.expiresAt);
+        setSignedIn(true);
+      })
+      .catch((e: unknown) => setNotice(e instanceof SignInError ? `oidc:${e.code}:${e.message}` : `oidc:token:${String(e)}`))
+      .finally(() => setCompleting(false));
+  }, []);
 
   useEffect(() => {
     const f = () => setPage(pageFromHash());
@@ -61,7 +81,26 @@ function App() {
     </div>
   );
 
-  if (!signedIn) return <SignIn t={t} toolbar={toolbar} onDone={() => setSignedIn(true)} />;
+  if (completing) {
+    return (
+      <div class="signin">
+        <p role="status">{t.signingIn}</p>
+      </div>
+    );
+  }
+  if (!signedIn) {
+    return (
+      <SignIn
+        t={t}
+        toolbar={toolbar}
+        notice={notice}
+        onDone={() => {
+          setNotice(undefined);
+          setSignedIn(true);
+        }}
+      />
+    );
+  }
 
   return (
     <div class="shell">
@@ -99,12 +138,56 @@ function App() {
   );
 }
 
-function SignIn({ t, toolbar, onDone }: { t: Strings; toolbar: preact.JSX.Element; onDone: () => void }) {
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+function noticeText(t: Strings, notice: string): string {
+  if (notice === 'expired') return t.sessionExpired;
+  if (notice === 'rejected') return t.err.unauthorized;
+  const [, code, ...rest] = notice.split(':');
+  if (code === 'state_mismatch' || code === 'no_pending' || code === 'issuer_mismatch') return t.oidcStateMismatch;
+  return `${t.oidcFailed}: ${rest.join(':')}`;
+}
+
+function SignIn({ t, toolbar, notice, onDone }: { t: Strings; toolbar: preact.JSX.Element; notice?: string; onDone: () => void }) {
   const [key, setK] = useState('');
   const [remember, setRemember] = useState(true);
+  const [config, setConfig] = useState<AuthConfig | undefined>();
+  const [failed, setFailed] = useState<string | undefined>();
+  useEffect(() => {
+    authConfig().then(setConfig);
+  }, []);
+  const oidc = config?.oidc;
+  const keys = !config || config.modes.includes('api_key') || !oidc;
+  const message = failed ?? (notice ? noticeText(t, notice) : undefined);
   return (
     <div class="signin">
       {toolbar}
+      {message && (
+        <p class="error" role="alert">
+          {message}
+        </p>
+      )}
+      {oidc && (
+        <div class="sso">
+          <h1>{t.signIn}</h1>
+          <button
+            type="button"
+            onClick={() => {
+              setFailed(undefined);
+              begin(oidc).catch((e: unknown) => setFailed(`${t.oidcFailed}: ${e instanceof Error ? e.message : String(e)}`));
+            }}
+          >
+            {t.signInWith} {hostOf(oidc.issuer)}
+          </button>
+        </div>
+      )}
+      {keys && (
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -113,7 +196,7 @@ function SignIn({ t, toolbar, onDone }: { t: Strings; toolbar: preact.JSX.Elemen
           onDone();
         }}
       >
-        <h1>{t.signIn}</h1>
+        {oidc ? <h2>{t.orApiKey}</h2> : <h1>{t.signIn}</h1>}
         <label for="key">{t.apiKey}</label>
         <input id="key" type="password" autocomplete="off" value={key} onInput={(e) => setK(e.currentTarget.value)} />
         <p class="help">{t.apiKeyHelp}</p>
@@ -122,6 +205,7 @@ function SignIn({ t, toolbar, onDone }: { t: Strings; toolbar: preact.JSX.Elemen
         </label>
         <button type="submit">{t.continue}</button>
       </form>
+      )}
     </div>
   );
 }
@@ -159,9 +243,29 @@ function Chat({ t, dark }: { t: Strings; dark: boolean }) {
   // A cited entity to show in the graph (an object, so citing the same id again re-focuses).
   const [focus, setFocus] = useState<{ id: string } | undefined>();
   const abort = useRef<AbortController | null>(null);
+  // Conversations started in this tab (kept while the service's list is on its way).
+  const fresh = useRef(new Set<string>());
   const bottom = useRef<HTMLDivElement>(null);
 
   useEffect(() => localStorage.setItem(CONVS, JSON.stringify(convs)), [convs]);
+  // The service's list of this caller's conversations replaces the browser's record (which
+  // may hold another user's, or miss those started elsewhere); a title renamed here stays.
+  useEffect(() => {
+    api<{ conversations?: { id?: unknown; title?: unknown }[] }>('GET', '/conversations')
+      .then((r) => {
+        if (!Array.isArray(r.conversations)) return;
+        const listed = r.conversations.filter((c) => typeof c.id === 'string');
+        setConvs((local) => {
+          const titles = new Map(local.map((c) => [c.id, c.title]));
+          const known = new Set(listed.map((c) => c.id as string));
+          const started = local.filter((c) => !known.has(c.id) && fresh.current.has(c.id));
+          return [...started, ...listed.map((c) => ({ id: c.id as string, title: titles.get(c.id as string) ?? (String(c.title ?? '') || (c.id as string)) }))];
+        });
+      })
+      .catch(() => {
+        /* an older service or a failure: keep the browser's own record */
+      });
+  }, []);
   useEffect(() => bottom.current?.scrollIntoView?.({ block: 'end' }), [turns]);
 
   const update = (i: number, f: (turn: Turn) => Turn) => setTurns((ts) => ts.map((x, j) => (j === i ? f(x) : x)));
@@ -184,6 +288,7 @@ function Chat({ t, dark }: { t: Strings; dark: boolean }) {
           if (state.conversationId && !conv) {
             conv = state.conversationId;
             setCurrent(conv);
+            fresh.current.add(conv);
             setConvs((cs) => (cs.some((c) => c.id === conv) ? cs : [{ id: conv as string, title: message.slice(0, 60) }, ...cs]));
           }
           return { ...turn, state };
