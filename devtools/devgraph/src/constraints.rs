@@ -672,6 +672,25 @@ fn run_checked(session: &Session, ddl: &Ddl, check_indexes: bool) -> Result<Done
     }
 }
 
+/// Gives every single-property constraint a Grafeo property index on its property, as
+/// Neo4j backs each uniqueness constraint with an index. Grafeo checks a unique key by
+/// scanning every node of the label unless the property is indexed, which made each write
+/// cost O(nodes of the label): paying 1,000 orders into an action log of 10,000 entries
+/// took 2.4 times as long. The index is Grafeo's own lookup structure (per property, for
+/// all labels), so it adds no rule Neo4j would not have; it is not dropped with the
+/// constraint, since a plain index on the same property of another label may use it.
+pub fn ensure_backing_indexes(db: &grafeo::GrafeoDB, session: &Session) -> Result<(), Neo4jError> {
+    for constraint in list(session)? {
+        if let [property] = constraint.properties.as_slice()
+            && !db.has_property_index(property)
+        {
+            db.create_property_index(property)
+                .map_err(|e| from_grafeo(&e))?;
+        }
+    }
+    Ok(())
+}
+
 /// Writes the constraints Grafeo holds to `file` (JSON), so a devgraph killed before
 /// Grafeo checkpointed its schema gets them back ([`restore`]).
 pub fn save(session: &Session, file: &std::path::Path) -> Result<(), Neo4jError> {

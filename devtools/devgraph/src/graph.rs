@@ -518,6 +518,9 @@ fn execute(
                 }
             };
             if checked_ddl.is_none() {
+                if added > 0 {
+                    crate::constraints::ensure_backing_indexes(graph.db(), session)?;
+                }
                 if added + removed > 0
                     && let Some(file) = &graph.constraints_file
                 {

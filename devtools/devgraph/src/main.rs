@@ -124,9 +124,13 @@ async fn run(args: Args) -> Result<()> {
         let mut name = path.as_os_str().to_owned();
         name.push(".constraints.json");
         let file = PathBuf::from(name);
-        devgraph::constraints::restore(&graph.db().session(), &file)
+        let session = graph.db().session();
+        devgraph::constraints::restore(&session, &file)
             .map_err(anyhow::Error::msg)
             .with_context(|| format!("restoring the constraints of {}", file.display()))?;
+        devgraph::constraints::ensure_backing_indexes(graph.db(), &session)
+            .map_err(|e| anyhow::anyhow!("{e:?}"))
+            .context("indexing the constrained properties")?;
         graph.constraints_file = Some(file);
     }
     let mut server = Server::new(graph, &args.database, &args.user, &args.password);

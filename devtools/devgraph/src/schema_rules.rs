@@ -79,6 +79,12 @@ pub fn grafeo_indexes(session: &Session) -> Result<Vec<Index>, Neo4jError> {
     for row in result.rows() {
         let name = text(row.first());
         let property = text(row.get(3));
+        // A property index without a label is the lookup structure devgraph gives a
+        // constrained property (`constraints::ensure_backing_indexes`): the constraint's
+        // own backing index stands for it, as in Neo4j.
+        if text(row.get(2)).is_empty() {
+            continue;
+        }
         if let Some(index) = out.iter_mut().find(|i| i.name == name) {
             index.properties.push(property);
             continue;
