@@ -64,12 +64,14 @@ impl CountingProxy {
         CountingProxy { url, sent }
     }
 
-    /// The statements sent since the last call, in order per connection.
+    /// The statements sent since the last call, in order per connection. Each connection's
+    /// buffer is drained, not dropped: the host keeps connections alive between requests
+    /// (devhost pools them, as Spin does), so a later request may come on one of them.
     fn take_statements(&self) -> Vec<String> {
-        let buffers: Vec<_> = std::mem::take(&mut *self.sent.lock().unwrap());
+        let buffers: Vec<_> = self.sent.lock().unwrap().clone();
         let mut statements = Vec::new();
         for buffer in buffers {
-            let bytes = buffer.lock().unwrap().clone();
+            let bytes = std::mem::take(&mut *buffer.lock().unwrap());
             let marker = b"\"statement\":";
             let mut at = 0;
             while let Some(i) = bytes[at..].windows(marker.len()).position(|w| w == marker) {
