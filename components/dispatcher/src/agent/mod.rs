@@ -126,6 +126,31 @@ pub fn approve(request: &Request, who: &Principal, stream: bool) -> Result<Appro
     )))
 }
 
+/// Opens an SSE response, sends the first comment before any work, runs `work` against
+/// the stream, counts what it spent, and ends with `error` (if it failed) then `done`.
+fn stream_with(
+    who: &Principal,
+    extra: &[(String, String)],
+    out: ResponseOutparam,
+    work: impl FnOnce(&mut dyn EventSink) -> Result<TurnResult, ApiError>,
+) {
+    let Ok(headers) = crate::headers::sse_fields(extra) else {
+        return;
+    };
+    let response = OutgoingResponse::new(headers);
+    let mut sink = Streamed::new(response.take_body());
+    out.set(response);
+    sink.comment("kg-agent");
+    match work(&mut sink) {
+        Ok(result) => spent(who, &result),
+        Err(e) => sink.emit(Event::Error {
+            code: e.code.clone(),
+            message: e.message.clone(),
+        }),
+    }
+    sink.emit(Event::Done);
+}
+
 /// `POST /chat/approve` as Server-Sent Events: the same events `/chat/stream` sends for a
 /// batch (`action_plan`, `action_progress`, `action_error`, `action_complete`, the
 /// report's `content`), as the batch runs. A refusal found once the stream is open (the
@@ -138,21 +163,9 @@ pub async fn approve_stream(
     extra: &[(String, String)],
     out: ResponseOutparam,
 ) {
-    let Ok(headers) = crate::headers::sse_fields(extra) else {
-        return;
-    };
-    let response = OutgoingResponse::new(headers);
-    let mut sink = Streamed::new(response.take_body());
-    out.set(response);
-    sink.comment("kg-agent");
-    match engine::resolve(&token, approve, None, &who, &mut sink) {
-        Ok(result) => spent(&who, &result),
-        Err(e) => sink.emit(Event::Error {
-            code: e.code.clone(),
-            message: e.message.clone(),
-        }),
-    }
-    sink.emit(Event::Done);
+    stream_with(&who, extra, out, |sink| {
+        engine::resolve(&token, approve, None, &who, sink)
+    });
 }
 
 /// Checks the body before the stream opens, so a bad request is a plain JSON 400.
@@ -173,21 +186,9 @@ pub async fn stream(
     extra: &[(String, String)],
     out: ResponseOutparam,
 ) {
-    let Ok(headers) = crate::headers::sse_fields(extra) else {
-        return;
-    };
-    let response = OutgoingResponse::new(headers);
-    let mut sink = Streamed::new(response.take_body());
-    out.set(response);
-    sink.comment("kg-agent");
-    match turn(&body, &settings(), &who, &mut sink) {
-        Ok(result) => spent(&who, &result),
-        Err(e) => sink.emit(Event::Error {
-            code: e.code.clone(),
-            message: e.message.clone(),
-        }),
-    }
-    sink.emit(Event::Done);
+    stream_with(&who, extra, out, |sink| {
+        turn(&body, &settings(), &who, sink)
+    });
 }
 
 /// `GET /conversations`: the caller's own conversations (admins too: their own), newest
