@@ -2,25 +2,14 @@
 //! (neo4j.com/docs/query-api: query, transactions, bookmarks, result formats) and Neo4j's
 //! own Query API server (`QueryController`): status codes, fields, error codes.
 
+mod common;
+
+use common::Devgraph;
 use serde_json::{Value as Json, json};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const AUTH: &str = "Basic bmVvNGo6ZGV2Z3JhcGg="; // neo4j:devgraph
 const TYPED: &str = "application/vnd.neo4j.query";
-
-struct Devgraph {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Devgraph {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 struct Answer {
     status: u16,
@@ -29,29 +18,6 @@ struct Answer {
 }
 
 impl Devgraph {
-    fn start(args: &[&str]) -> Devgraph {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_devgraph"))
-            .args(["--listen", "127.0.0.1:0"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("devgraph starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let address = line
-            .split("http://")
-            .nth(1)
-            .and_then(|r| r.split_whitespace().next())
-            .expect("the listening line")
-            .to_string();
-        Devgraph {
-            child,
-            base: format!("http://{address}/db/neo4j/query/v2"),
-        }
-    }
-
     fn send(
         &self,
         method: &str,

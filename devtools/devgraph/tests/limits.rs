@@ -3,46 +3,13 @@
 //! client's `maxExecutionTime` stops a slow statement; PROFILE and the schema procedures
 //! answer in Neo4j's shapes.
 
+mod common;
+
+use common::Devgraph;
 use serde_json::{Value as Json, json};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-struct Devgraph {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Devgraph {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 impl Devgraph {
-    fn start() -> Devgraph {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_devgraph"))
-            .args(["--listen", "127.0.0.1:0", "--demo"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("devgraph starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let address = line
-            .split("http://")
-            .nth(1)
-            .and_then(|r| r.split_whitespace().next())
-            .expect("the listening line")
-            .to_string();
-        Devgraph {
-            child,
-            url: format!("http://{address}/db/neo4j/query/v2"),
-        }
-    }
-
     fn query(&self, body: Json) -> (u16, Json) {
         let agent = ureq::Agent::new_with_config(
             ureq::Agent::config_builder()
@@ -51,7 +18,7 @@ impl Devgraph {
                 .build(),
         );
         let mut response = agent
-            .post(&self.url)
+            .post(&self.base)
             .header("authorization", "Basic bmVvNGo6ZGV2Z3JhcGg=")
             .header("content-type", "application/json")
             .send(body.to_string())
@@ -77,7 +44,7 @@ fn code(answer: &Json) -> &str {
 
 #[test]
 fn resource_bombs_answer_the_memory_error_and_devgraph_stays_small() {
-    let graph = Devgraph::start();
+    let graph = Devgraph::start(&["--demo"]);
     for statement in [
         "RETURN range(1, 20000000) AS r",
         "RETURN size(range(1, 100000000)) AS s",
@@ -112,7 +79,7 @@ fn resource_bombs_answer_the_memory_error_and_devgraph_stays_small() {
 
 #[test]
 fn max_execution_time_stops_a_slow_statement() {
-    let graph = Devgraph::start();
+    let graph = Devgraph::start(&["--demo"]);
     let started = Instant::now();
     let (status, answer) = graph.query(json!({
         "statement": "MATCH (a), (b), (c) RETURN count(*) AS n",
@@ -137,7 +104,7 @@ fn max_execution_time_stops_a_slow_statement() {
 
 #[test]
 fn profile_and_schema_procedures_answer_like_neo4j() {
-    let graph = Devgraph::start();
+    let graph = Devgraph::start(&["--demo"]);
     let (status, answer) = graph.query(json!({
         "statement": "PROFILE MATCH (s:Supplier) RETURN s.id AS id ORDER BY id LIMIT 2",
         "accessMode": "READ",
