@@ -50,14 +50,8 @@ async fn main() -> anyhow::Result<()> {
 async fn create_orders(stack: &Stack, prefix: &str, n: usize) -> anyhow::Result<Vec<String>> {
     stack
         .graph
-        .write(&format!(
-            "MATCH (s:Supplier {{id: 'SUP-002'}}), (a:Account {{id: 'ACC-MAIN'}}) \
-             UNWIND range(1, {n}) AS i \
-             CREATE (o:PurchaseOrder {{id: 'BENCH-{prefix}-' + toString(i), status: 'approved', amount: 10.0, currency: 'EUR'}}) \
-             CREATE (o)-[:PLACED_WITH]->(s) CREATE (o)-[:CHARGED_TO]->(a)"
-        ))
-        .await?;
-    Ok((1..=n).map(|i| format!("BENCH-{prefix}-{i}")).collect())
+        .create_approved_orders(&format!("BENCH-{prefix}"), n, 10.0)
+        .await
 }
 
 async fn pay(client: &reqwest::Client, url: &str, ids: &[String]) -> anyhow::Result<Value> {

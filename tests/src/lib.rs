@@ -213,6 +213,25 @@ impl Devgraph {
         self.statement(statement, "WRITE").await
     }
 
+    /// Creates `n` approved purchase orders `{id_prefix}-1` … `{id_prefix}-n` of `amount`
+    /// EUR, placed with SUP-002 and charged to ACC-MAIN (so each can be paid), and returns
+    /// their ids.
+    pub async fn create_approved_orders(
+        &self,
+        id_prefix: &str,
+        n: usize,
+        amount: f64,
+    ) -> Result<Vec<String>> {
+        self.write(&format!(
+            "MATCH (s:Supplier {{id: 'SUP-002'}}), (a:Account {{id: 'ACC-MAIN'}}) \
+             UNWIND range(1, {n}) AS i \
+             CREATE (o:PurchaseOrder {{id: '{id_prefix}-' + toString(i), status: 'approved', amount: {amount:.1}, currency: 'EUR'}}) \
+             CREATE (o)-[:PLACED_WITH]->(s) CREATE (o)-[:CHARGED_TO]->(a)"
+        ))
+        .await?;
+        Ok((1..=n).map(|i| format!("{id_prefix}-{i}")).collect())
+    }
+
     async fn statement(&self, statement: &str, mode: &str) -> Result<Vec<Value>> {
         // A transient error (say, one devgraph injected) rolled the statement back: retry.
         for _ in 0..20 {

@@ -43,17 +43,11 @@ async fn stack_with_orders(flags: &[&str], prefix: &str, n: usize) -> (Stack, Ve
         ))
         .await
         .unwrap();
-    stack
+    let ids = stack
         .graph
-        .write(&format!(
-            "MATCH (s:Supplier {{id: 'SUP-002'}}), (a:Account {{id: 'ACC-MAIN'}}) \
-             UNWIND range(1, {n}) AS i \
-             CREATE (o:PurchaseOrder {{id: '{prefix}-' + toString(i), status: 'approved', amount: {AMOUNT:.1}, currency: 'EUR'}}) \
-             CREATE (o)-[:PLACED_WITH]->(s) CREATE (o)-[:CHARGED_TO]->(a)"
-        ))
+        .create_approved_orders(prefix, n, AMOUNT)
         .await
         .unwrap();
-    let ids: Vec<String> = (1..=n).map(|i| format!("{prefix}-{i}")).collect();
     let created = stack
         .graph
         .query(&format!(

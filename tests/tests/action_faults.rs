@@ -28,17 +28,11 @@ async fn stack_with_orders(prefix: &str, n: usize) -> (Stack, Vec<String>) {
         .write("MATCH (a:Account {id: 'ACC-MAIN'}) SET a.balance = 1000000000.0")
         .await
         .unwrap();
-    stack
+    let ids = stack
         .graph
-        .write(&format!(
-            "MATCH (s:Supplier {{id: 'SUP-002'}}), (a:Account {{id: 'ACC-MAIN'}}) \
-             UNWIND range(1, {n}) AS i \
-             CREATE (o:PurchaseOrder {{id: 'FAULT-{prefix}-' + toString(i), status: 'approved', amount: 10.0, currency: 'EUR'}}) \
-             CREATE (o)-[:PLACED_WITH]->(s) CREATE (o)-[:CHARGED_TO]->(a)"
-        ))
+        .create_approved_orders(&format!("FAULT-{prefix}"), n, 10.0)
         .await
         .unwrap();
-    let ids = (1..=n).map(|i| format!("FAULT-{prefix}-{i}")).collect();
     (stack, ids)
 }
 
