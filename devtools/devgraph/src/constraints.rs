@@ -155,30 +155,10 @@ fn show_indexes(trimmed: &str, upper: &[String]) -> Option<Ddl> {
     })
 }
 
-/// A plain `CREATE [RANGE] INDEX [name] [IF NOT EXISTS] FOR (n:L) ON (n.p, …)`; other
-/// shapes (relationship indexes, OPTIONS) are left to Grafeo.
-fn create_index(w: &[String]) -> Option<crate::schema_rules::CreateIndex> {
-    let mut i = 1;
-    if is(w.get(i), "RANGE") || is(w.get(i), "BTREE") {
-        i += 1;
-    }
-    if !is(w.get(i), "INDEX") {
-        return None;
-    }
-    i += 1;
-    let mut index_name = None;
-    if !is(w.get(i), "IF") && !is(w.get(i), "FOR") {
-        index_name = Some(name(w.get(i)?));
-        i += 1;
-    }
-    let mut if_not_exists = false;
-    if is(w.get(i), "IF") {
-        if !(is(w.get(i + 1), "NOT") && is(w.get(i + 2), "EXISTS")) {
-            return None;
-        }
-        if_not_exists = true;
-        i += 3;
-    }
+/// `FOR ( v : Label ) KEYWORD v.p` or `… KEYWORD (v.p, v.q)` from `w[i]` on (`KEYWORD`:
+/// `ON` for an index, `REQUIRE` for a constraint): the label, the properties, and where
+/// the words after them start; `None` for any other shape.
+fn label_schema(w: &[String], mut i: usize, keyword: &str) -> Option<(String, Vec<String>, usize)> {
     if !is(w.get(i), "FOR") || w.get(i + 1).map(String::as_str) != Some("(") {
         return None;
     }
@@ -187,7 +167,7 @@ fn create_index(w: &[String]) -> Option<crate::schema_rules::CreateIndex> {
         return None;
     }
     let label = name(w.get(i + 4)?);
-    if w.get(i + 5).map(String::as_str) != Some(")") || !is(w.get(i + 6), "ON") {
+    if w.get(i + 5).map(String::as_str) != Some(")") || !is(w.get(i + 6), keyword) {
         return None;
     }
     i += 7;
@@ -214,6 +194,35 @@ fn create_index(w: &[String]) -> Option<crate::schema_rules::CreateIndex> {
         }
         i += 1;
     }
+    Some((label, properties, i))
+}
+
+/// A plain `CREATE [RANGE] INDEX [name] [IF NOT EXISTS] FOR (n:L) ON (n.p, …)`; other
+/// shapes (relationship indexes, OPTIONS) are left to Grafeo.
+fn create_index(w: &[String]) -> Option<crate::schema_rules::CreateIndex> {
+    let mut i = 1;
+    if is(w.get(i), "RANGE") || is(w.get(i), "BTREE") {
+        i += 1;
+    }
+    if !is(w.get(i), "INDEX") {
+        return None;
+    }
+    i += 1;
+    let mut index_name = None;
+    if !is(w.get(i), "IF") && !is(w.get(i), "FOR") {
+        index_name = Some(name(w.get(i)?));
+        i += 1;
+    }
+    let mut if_not_exists = false;
+    if is(w.get(i), "IF") {
+        if !(is(w.get(i + 1), "NOT") && is(w.get(i + 2), "EXISTS")) {
+            return None;
+        }
+        if_not_exists = true;
+        i += 3;
+    }
+    let (label, properties, next) = label_schema(w, i, "ON")?;
+    let i = next;
     if w[i..].iter().any(|s| s != ";") {
         return None;
     }
@@ -296,41 +305,8 @@ pub fn parse(statement: &str) -> Result<Option<Ddl>, Neo4jError> {
             "devgraph takes `CREATE CONSTRAINT [name] [IF NOT EXISTS] FOR (n:Label) REQUIRE n.p IS [NODE] UNIQUE` (or `(n.p, n.q)`, or `IS NODE KEY`)",
         )
     };
-    if !(is(w.get(i), "FOR") && w.get(i + 1).map(String::as_str) == Some("(")) {
-        return Err(shape());
-    }
-    let variable = w.get(i + 2).cloned().ok_or_else(shape)?;
-    if w.get(i + 3).map(String::as_str) != Some(":") {
-        return Err(shape());
-    }
-    let label = w.get(i + 4).map(|s| name(s)).ok_or_else(shape)?;
-    if w.get(i + 5).map(String::as_str) != Some(")") || !is(w.get(i + 6), "REQUIRE") {
-        return Err(shape());
-    }
-    i += 7;
-    let parenthesised = w.get(i).map(String::as_str) == Some("(");
-    if parenthesised {
-        i += 1;
-    }
-    let mut properties = Vec::new();
-    loop {
-        if w.get(i) != Some(&variable) || w.get(i + 1).map(String::as_str) != Some(".") {
-            return Err(shape());
-        }
-        properties.push(w.get(i + 2).map(|s| name(s)).ok_or_else(shape)?);
-        i += 3;
-        if w.get(i).map(String::as_str) == Some(",") {
-            i += 1;
-            continue;
-        }
-        break;
-    }
-    if parenthesised {
-        if w.get(i).map(String::as_str) != Some(")") {
-            return Err(shape());
-        }
-        i += 1;
-    }
+    let (label, properties, next) = label_schema(&w, i, "REQUIRE").ok_or_else(shape)?;
+    let i = next;
     if !is(w.get(i), "IS") {
         return Err(shape());
     }
