@@ -1,0 +1,141 @@
+//! Trace and span ids: random, never all zeros (W3C trace context calls that invalid).
+
+use std::cell::Cell;
+use std::fmt;
+use std::hash::{BuildHasher, Hasher};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TraceId(pub [u8; 16]);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SpanId(pub [u8; 8]);
+
+impl TraceId {
+    pub fn random() -> TraceId {
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&random_nonzero().to_be_bytes());
+        bytes[8..].copy_from_slice(&random_nonzero().to_be_bytes());
+        TraceId(bytes)
+    }
+
+    pub fn is_valid(&self) -> bool {
+        self.0 != [0; 16]
+    }
+
+    /// The lower 8 bytes as a number: what the ratio sampler compares, as the
+    /// OpenTelemetry `TraceIdRatioBased` sampler does, so every participant of a trace
+    /// decides alike.
+    pub fn low_u64(&self) -> u64 {
+        let mut low = [0u8; 8];
+        low.copy_from_slice(&self.0[8..]);
+        u64::from_be_bytes(low)
+    }
+
+    pub fn from_hex(text: &str) -> Option<TraceId> {
+        let mut bytes = [0u8; 16];
+        decode_hex(text, &mut bytes).then_some(TraceId(bytes))
+    }
+}
+
+impl SpanId {
+    pub fn random() -> SpanId {
+        SpanId(random_nonzero().to_be_bytes())
+    }
+
+    pub fn is_valid(&self) -> bool {
+        self.0 != [0; 8]
+    }
+
+    pub fn from_hex(text: &str) -> Option<SpanId> {
+        let mut bytes = [0u8; 8];
+        decode_hex(text, &mut bytes).then_some(SpanId(bytes))
+    }
+}
+
+impl fmt::Display for TraceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_hex(f, &self.0)
+    }
+}
+
+impl fmt::Display for SpanId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_hex(f, &self.0)
+    }
+}
+
+fn write_hex(f: &mut fmt::Formatter<'_>, bytes: &[u8]) -> fmt::Result {
+    bytes.iter().try_for_each(|b| write!(f, "{b:02x}"))
+}
+
+/// Lower-case hex only: W3C trace context refuses upper case.
+fn decode_hex(text: &str, out: &mut [u8]) -> bool {
+    let digits = text.as_bytes();
+    if digits.len() != out.len() * 2 {
+        return false;
+    }
+    for (i, pair) in digits.chunks(2).enumerate() {
+        match (nibble(pair[0]), nibble(pair[1])) {
+            (Some(high), Some(low)) => out[i] = high << 4 | low,
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn nibble(digit: u8) -> Option<u8> {
+    match digit {
+        b'0'..=b'9' => Some(digit - b'0'),
+        b'a'..=b'f' => Some(digit - b'a' + 10),
+        _ => None,
+    }
+}
+
+thread_local! {
+    static COUNTER: Cell<u64> = const { Cell::new(0) };
+}
+
+/// 64 random bits. std's `RandomState` is keyed from the platform's random source (WASI
+/// `random` in a component) once per thread; hashing a per-thread counter with those keys
+/// gives a distinct, unpredictable value per call without another dependency (ids need
+/// uniqueness, not secrecy).
+fn random_nonzero() -> u64 {
+    let n = COUNTER.with(|c| {
+        let n = c.get().wrapping_add(1);
+        c.set(n);
+        n
+    });
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(n);
+    match hasher.finish() {
+        0 => 1,
+        value => value,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_distinct_and_round_trip_through_hex() {
+        let a = TraceId::random();
+        let b = TraceId::random();
+        assert_ne!(a, b);
+        assert!(a.is_valid());
+        assert_eq!(TraceId::from_hex(&a.to_string()), Some(a));
+        let s = SpanId::random();
+        assert_eq!(s.to_string().len(), 16);
+        assert_eq!(SpanId::from_hex(&s.to_string()), Some(s));
+    }
+
+    #[test]
+    fn hex_is_lower_case_and_exact_length() {
+        assert!(SpanId::from_hex("00F067AA0BA902B7").is_none());
+        assert!(SpanId::from_hex("00f067aa0ba902b").is_none());
+        assert_eq!(
+            SpanId::from_hex("00f067aa0ba902b7"),
+            Some(SpanId([0x00, 0xf0, 0x67, 0xaa, 0x0b, 0xa9, 0x02, 0xb7]))
+        );
+    }
+}
