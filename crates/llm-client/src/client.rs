@@ -40,13 +40,43 @@ impl<T: LlmTransport, C: Clock> LlmClient<T, C> {
 
     /// One non-streamed completion.
     pub fn chat(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let response = self.send_with_retries(request, false)?;
-        parse_chat_response(&response.body)
+        let mut span = self.call_span(request, false);
+        let result = self
+            .send_with_retries(request, false)
+            .and_then(|response| parse_chat_response(&response.body));
+        crate::telemetry::finish(&mut span, &result);
+        result
+    }
+
+    /// The span of one call (GenAI conventions), for callers that send
+    /// [`LlmClient::http_request`] themselves: open it before building the request, end it
+    /// with [`LlmClient::finish_span`].
+    pub fn call_span(&self, request: &ChatRequest, stream: bool) -> kg_telemetry::ActiveSpan {
+        crate::telemetry::call_span(request, &self.config.model, &self.config.base_url, stream)
+    }
+
+    /// Records `result` on a span from [`LlmClient::call_span`].
+    pub fn finish_span(
+        span: &mut kg_telemetry::ActiveSpan,
+        result: &Result<ChatResponse, LlmError>,
+    ) {
+        crate::telemetry::finish(span, result);
     }
 
     /// One streamed completion: `on_event` sees every delta in order, and the assembled
     /// answer is returned. The transport is sync, so the deltas arrive when the body has.
     pub fn chat_stream(
+        &self,
+        request: &ChatRequest,
+        on_event: impl FnMut(&StreamEvent),
+    ) -> Result<ChatResponse, LlmError> {
+        let mut span = self.call_span(request, true);
+        let result = self.chat_stream_unrecorded(request, on_event);
+        crate::telemetry::finish(&mut span, &result);
+        result
+    }
+
+    fn chat_stream_unrecorded(
         &self,
         request: &ChatRequest,
         mut on_event: impl FnMut(&StreamEvent),
@@ -78,6 +108,7 @@ impl<T: LlmTransport, C: Clock> LlmClient<T, C> {
         if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
             headers.push(("authorization".to_string(), format!("Bearer {key}")));
         }
+        neo4j_client::propagate_trace_context(&mut headers);
         HttpRequest {
             method: Method::Post,
             url: self.config.completions_url(),

@@ -15,6 +15,7 @@ mod message;
 mod request;
 mod response;
 mod stream;
+mod telemetry;
 mod transport;
 
 pub use client::{Chat, LlmClient};

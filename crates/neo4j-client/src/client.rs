@@ -172,6 +172,18 @@ impl<T: Transport> Client<T> {
         parameters: Map<String, Json>,
         mode: AccessMode,
     ) -> Result<QueryResult, Neo4jError> {
+        let mut span = self.statement_span(statement);
+        let result = self.run_unrecorded(statement, parameters, mode);
+        crate::telemetry::finish(&mut span, &result);
+        result
+    }
+
+    fn run_unrecorded(
+        &self,
+        statement: &str,
+        parameters: Map<String, Json>,
+        mode: AccessMode,
+    ) -> Result<QueryResult, Neo4jError> {
         let (request, sent) = self.prepare_run(statement, parameters.clone(), mode);
         match self.finish_run(&sent, &self.transport.send(request)?) {
             Err(e) if self.drop_refused_max_execution_time(&e) => {
@@ -180,6 +192,16 @@ impl<T: Transport> Client<T> {
             }
             other => other,
         }
+    }
+
+    /// The span of one statement (see `telemetry`): open it before the request is built so
+    /// the request's `traceparent` names it.
+    pub fn statement_span(&self, statement: &str) -> kg_telemetry::ActiveSpan {
+        crate::telemetry::statement_span(statement, &self.config.database, &self.config.origin)
+    }
+
+    fn transaction_span(&self, operation: &str) -> kg_telemetry::ActiveSpan {
+        crate::telemetry::transaction_span(operation, &self.config.database, &self.config.origin)
     }
 
     /// The HTTP request [`Client::run`] sends, for callers that send it themselves (e.g.
@@ -232,6 +254,15 @@ impl<T: Transport> Client<T> {
 
     /// Opens an explicit transaction.
     pub fn begin(&self, mode: AccessMode) -> Result<Transaction, Neo4jError> {
+        let mut span = self.transaction_span("BEGIN");
+        let tx = self.begin_unrecorded(mode);
+        if let Err(e) = &tx {
+            crate::telemetry::fail(&mut span, e);
+        }
+        tx
+    }
+
+    fn begin_unrecorded(&self, mode: AccessMode) -> Result<Transaction, Neo4jError> {
         let mut body = json!({ "accessMode": mode.as_str() });
         if let Some(seconds) = self.max_execution_time() {
             body["maxExecutionTime"] = json!(seconds);
@@ -268,19 +299,36 @@ impl<T: Transport> Client<T> {
         let body =
             json!({ "statement": statement, "parameters": parameters, "includeCounters": true });
         let url = format!("{}/tx/{}", self.config.query_url(), tx.id);
-        parse_result(&self.send(Method::Post, url, Some(body), Some(tx))?)
+        let mut span = self.statement_span(statement);
+        let result = self
+            .send(Method::Post, url, Some(body), Some(tx))
+            .and_then(|response| parse_result(&response));
+        crate::telemetry::finish(&mut span, &result);
+        result
     }
 
     pub fn commit(&self, tx: Transaction) -> Result<QueryResult, Neo4jError> {
         let url = format!("{}/tx/{}/commit", self.config.query_url(), tx.id);
-        let result = parse_result(&self.send(Method::Post, url, Some(json!({})), Some(&tx))?)?;
+        let mut span = self.transaction_span("COMMIT");
+        let result = self
+            .send(Method::Post, url, Some(json!({})), Some(&tx))
+            .and_then(|response| parse_result(&response));
+        crate::telemetry::finish(&mut span, &result);
+        let result = result?;
         self.advance_bookmarks(&tx.sent_bookmarks, &result);
         Ok(result)
     }
 
     pub fn rollback(&self, tx: Transaction) -> Result<(), Neo4jError> {
         let url = format!("{}/tx/{}", self.config.query_url(), tx.id);
-        parse_body(&self.send(Method::Delete, url, None, Some(&tx))?).map(drop)
+        let mut span = self.transaction_span("ROLLBACK");
+        let result = self
+            .send(Method::Delete, url, None, Some(&tx))
+            .and_then(|response| parse_body(&response).map(drop));
+        if let Err(e) = &result {
+            crate::telemetry::fail(&mut span, e);
+        }
+        result
     }
 
     fn send(
@@ -311,6 +359,7 @@ impl<T: Transport> Client<T> {
         if let Some(affinity) = tx.and_then(|t| t.affinity.clone()) {
             headers.push((AFFINITY.to_string(), affinity));
         }
+        crate::telemetry::propagate(&mut headers);
         HttpRequest {
             method,
             url,

@@ -7,6 +7,7 @@ mod client;
 mod config;
 mod error;
 mod notifications;
+mod telemetry;
 mod transport;
 mod value;
 
@@ -15,6 +16,7 @@ pub use client::{AccessMode, Client, Counters, QueryResult, Transaction, parse_r
 pub use config::{Auth, AuthConfigError, Config};
 pub use error::{ErrorKind, Neo4jError, TOO_EXPENSIVE};
 pub use notifications::{Notification, Position};
+pub use telemetry::{propagate as propagate_trace_context, summarise as query_summary};
 pub use transport::{
     HttpRequest, HttpResponse, Method, Transport, TransportError, TransportErrorKind,
 };
