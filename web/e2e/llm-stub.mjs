@@ -53,11 +53,18 @@ export function startLlmStub({ acmeOrders, reportDelayMs = 0 }) {
       const all = JSON.stringify(messages);
       const question = users.at(-1) ?? '';
       const pay = /\bpay\b|付款|支付/i.test(all);
+      const policy = /\bpolicy\b/i.test(question);
+      // A passage of the uploaded po-policy document the evidence holds (best hit first).
+      const passage = /po-policy#\d+/.exec(all)?.[0];
       if (system.includes('You route messages')) {
         return send(200, say(JSON.stringify({ intent: pay ? 'action' : 'query', confidence: 0.9, reason: 'stub', refined_question: question, clarification: null })));
       }
       if (Array.isArray(r.tools) && r.tools.length > 0) {
         const toolTurns = messages.filter((m) => m.role === 'tool').length;
+        if (policy && !pay) {
+          if (toolTurns === 0) return send(200, call('search_documents', { query: 'approval finance controller large orders' }));
+          return send(200, say(passage ? `Large orders need the finance controller (${passage}).` : 'No policy found.'));
+        }
         if (pay) {
           if (toolTurns === 0) return send(200, call('search_instances', { search_term: 'ACME' }));
           if (toolTurns === 1) return send(200, call('propose_action_plan', { entity_type: 'PurchaseOrder', action_name: 'makePayment', entity_ids: acmeOrders }));
@@ -68,6 +75,7 @@ export function startLlmStub({ acmeOrders, reportDelayMs = 0 }) {
         return send(200, say('ACME (SUP-001) is a supplier with 24 purchase orders.'));
       }
       // The summariser.
+      if (passage) return send(200, say(`Orders above 5,000 EUR need the finance controller (see ${passage}).`));
       if (all.includes('Insufficient funds') || all.includes('succeeded')) {
         // Late on purpose: the batch's progress must reach the browser before the turn ends.
         return void setTimeout(() => send(200, say('## Payment report\n\nSome of **ACME**\'s orders were paid; the others failed:\n\n- Insufficient funds\n- Order already paid\n- Order is not approved\n- Order is cancelled\n\n<script>alert(1)</script><img src=x onerror=alert(1)>')), reportDelayMs);

@@ -188,6 +188,14 @@ try {
     // A cited entity links to its node in the graph.
     await page.locator('.md a', { hasText: 'PO-0003' }).first().click();
     await page.locator('.node-info').getByText('PO-0003').first().waitFor();
+    // The answer's sources (the completed event's): a list under the answer; an entity
+    // opens its node's properties in the graph view, by keyboard too.
+    const sources = page.getByRole('navigation', { name: 'Sources' }).first();
+    const cited = await sources.getByRole('button').evaluateAll((bs) => bs.map((b) => b.getAttribute('aria-label')));
+    assert.ok(cited.some((l) => /^Show in the graph: .*SUP-001/.test(l)), cited.join(' | '));
+    await sources.getByRole('button', { name: /^Show in the graph: .*SUP-001/ }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('.node-info pre').filter({ hasText: /"id": "SUP-001"/ }).waitFor();
     await page.locator('.steps summary').first().click();
     await shot(page, '02-chat-answer');
     await page.locator('.graph').scrollIntoViewIfNeeded();
@@ -261,6 +269,27 @@ try {
     assert.match(hit, /BM25 #1/);
     assert.match(await page.locator('.legs').innerText(), /vector \+ bm25|bm25 \+ vector/);
     await shot(page, '07-documents');
+  });
+
+  await test('citations: a cited passage opens on the Documents page, highlighted and focused', async () => {
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await page.getByRole('button', { name: /New chat/ }).click();
+    await page.getByRole('textbox', { name: /Ask about the graph/ }).fill('What does the purchase order policy say about approving large orders?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const sources = page.getByRole('navigation', { name: 'Sources' }).last();
+    await sources.waitFor({ timeout: 30000 });
+    const cite = sources.getByRole('button', { name: /^Open document: po-policy#\d+$/ });
+    assert.equal(await cite.count(), 1, await sources.innerText());
+    assert.match(await sources.innerText(), /passage/);
+    assert.deepEqual(await axe(page), []);
+    await cite.focus();
+    await page.keyboard.press('Enter');
+    await page.locator('.docs li.cited').filter({ hasText: 'po-policy.md' }).waitFor();
+    await page.waitForFunction(() => document.activeElement?.classList.contains('cited'));
+    const passage = page.getByRole('group', { name: /^Cited passage po-policy#\d+$/ });
+    await passage.getByText(/finance controller/).waitFor({ timeout: 15000 });
+    assert.deepEqual(await axe(page), []);
+    await shot(page, '07b-cited-passage');
   });
 
   await test('status page in plain words', async () => {

@@ -4,7 +4,8 @@ import { api, ApiError, approveTurn, authHeaders, chatStream, loadKey, onSignOut
 import { authConfig, begin, complete, isCallback, SignInError, type AuthConfig } from './oidc';
 import { browserLang, errorText, strings, type Lang, type Strings } from './i18n';
 import { renderMarkdown } from './markdown';
-import { endOfStream, initialTurn, reduce, reportCounts, type GraphData, type TurnState } from './reducer';
+import { endOfStream, initialTurn, mergeGraph, parseGraph, reduce, reportCounts, type GraphData, type TurnState } from './reducer';
+import { nodeFor, parseSources, resolveCitations, type Citation, type Source } from './cite';
 import './style.css';
 
 // At most one render per frame: a batch streams hundreds of progress events in a burst.
@@ -35,6 +36,8 @@ function App() {
   const [completing, setCompleting] = useState(callback);
   const [notice, setNotice] = useState<string | undefined>();
   const [page, setPage] = useState<Page>(pageFromHash);
+  // A cited document to show on the Documents page (a new object per click re-focuses it).
+  const [docFocus, setDocFocus] = useState<DocFocus | undefined>();
   const t = strings[lang];
 
   useEffect(() => {
@@ -128,10 +131,17 @@ function App() {
       <main>
         {/* The chat stays mounted so its turns survive visits to the other pages. */}
         <div class="chat-page" hidden={page !== 'chat'}>
-          <Chat t={t} dark={dark} />
+          <Chat
+            t={t}
+            dark={dark}
+            onOpenDocument={(f) => {
+              setDocFocus(f);
+              location.hash = '#/documents';
+            }}
+          />
         </div>
         {page === 'actions' && <ActionLog t={t} />}
-        {page === 'documents' && <Documents t={t} />}
+        {page === 'documents' && <Documents t={t} focus={docFocus} />}
         {page === 'status' && <Status t={t} />}
       </main>
     </div>
@@ -233,7 +243,19 @@ const loadConvs = (): ConvMeta[] => {
   }
 };
 
-function Chat({ t, dark }: { t: Strings; dark: boolean }) {
+/** A cited document (and passage) to open on the Documents page. */
+interface DocFocus {
+  document: string;
+  chunk?: string;
+  /** The question the passage answered: finds the passage again with a search. */
+  query: string;
+}
+
+/** Sources that neither the graph nor their id shape places: maybe document ids. */
+const unplaced = (sources: Source[], graph: GraphData | undefined): boolean =>
+  resolveCitations(sources, graph?.nodes ?? [], new Set()).some((c) => c.kind === 'entity' && c.nodeId === undefined);
+
+function Chat({ t, dark, onOpenDocument }: { t: Strings; dark: boolean; onOpenDocument: (f: DocFocus) => void }) {
   const [convs, setConvs] = useState<ConvMeta[]>(loadConvs);
   const [current, setCurrent] = useState<string | undefined>();
   const [turns, setTurns] = useState<Turn[]>([]);
@@ -242,6 +264,9 @@ function Chat({ t, dark }: { t: Strings; dark: boolean }) {
   const [graph, setGraph] = useState<GraphData | undefined>();
   // A cited entity to show in the graph (an object, so citing the same id again re-focuses).
   const [focus, setFocus] = useState<{ id: string } | undefined>();
+  // The ids of the ingested documents, so a cited document id is told from an entity id.
+  const [docIds, setDocIds] = useState<ReadonlySet<string>>(new Set());
+  const [citeError, setCiteError] = useState<string | undefined>();
   const abort = useRef<AbortController | null>(null);
   // Conversations started in this tab (kept while the service's list is on its way).
   const fresh = useRef(new Set<string>());
@@ -294,7 +319,10 @@ function Chat({ t, dark }: { t: Strings; dark: boolean }) {
           return { ...turn, state };
         });
       }
-      update(index, (turn) => ({ ...turn, state: endOfStream(turn.state, 'eof', performance.now()) }));
+      update(index, (turn) => {
+        if (unplaced(turn.state.sources, turn.state.graph)) void loadDocIds();
+        return { ...turn, state: endOfStream(turn.state, 'eof', performance.now()) };
+      });
     } catch (e) {
       const stopped = e instanceof DOMException && e.name === 'AbortError';
       update(index, (turn) => ({
@@ -305,6 +333,39 @@ function Chat({ t, dark }: { t: Strings; dark: boolean }) {
     } finally {
       setBusy(false);
       abort.current = null;
+    }
+  }
+
+  async function loadDocIds() {
+    try {
+      const r = await api<{ documents?: { id?: unknown }[] }>('GET', '/documents');
+      if (Array.isArray(r.documents)) setDocIds(new Set(r.documents.map((d) => d.id).filter((id): id is string => typeof id === 'string')));
+    } catch {
+      /* without the list, a bare document id is offered as an entity */
+    }
+  }
+
+  /** Shows a cited entity: in the graph on screen, else the turn's own graph, else its
+   * neighbourhood fetched with the get_instance_neighbors tool. */
+  async function citeEntity(c: Extract<Citation, { kind: 'entity' }>, turnGraph: GraphData | undefined) {
+    setCiteError(undefined);
+    const find = (g: GraphData | undefined) => (g ? (c.nodeId !== undefined && g.nodes.some((n) => n.id === c.nodeId) ? c.nodeId : nodeFor(c.reference, g.nodes)) : undefined);
+    const shown = find(graph);
+    if (shown !== undefined) return setFocus({ id: shown });
+    const own = find(turnGraph);
+    if (own !== undefined && turnGraph) {
+      setGraph(mergeGraph(graph, turnGraph));
+      return setFocus({ id: own });
+    }
+    try {
+      const r = await api<Record<string, unknown>>('POST', '/tools/get_instance_neighbors', { instance: c.reference, hops: 1 });
+      const fetched = parseGraph(r.graph_data);
+      const node = find(fetched);
+      if (!fetched || node === undefined) throw new Error(c.reference);
+      setGraph(mergeGraph(graph, fetched));
+      setFocus({ id: node });
+    } catch (e) {
+      setCiteError(`${t.citeFailed}: ${c.label}${e instanceof ApiError ? ` — ${describe(t, e)}` : ''}`);
     }
   }
 
@@ -342,6 +403,7 @@ function Chat({ t, dark }: { t: Strings; dark: boolean }) {
               }))
             : x.state.failures,
           text: x.state.text + (typeof r.answer === 'string' ? `\n\n${r.answer}` : ''),
+          sources: r.sources !== undefined ? parseSources(r.sources) : x.state.sources,
         },
       }));
     } catch (e) {
@@ -418,8 +480,24 @@ function Chat({ t, dark }: { t: Strings; dark: boolean }) {
       <section class="thread" aria-live="polite">
         {turns.length === 0 && <p class="muted">{t.empty}</p>}
         {turns.map((turn, i) => (
-          <TurnView key={i} t={t} turn={turn} onDecide={(ok) => decide(i, ok)} onCite={(id) => setFocus({ id })} />
+          <TurnView
+            key={i}
+            t={t}
+            turn={turn}
+            docIds={docIds}
+            onDecide={(ok) => decide(i, ok)}
+            onCite={(id) => setFocus({ id })}
+            onCitation={(c) => {
+              if (c.kind === 'entity') void citeEntity(c, turn.state.graph);
+              else onOpenDocument({ document: c.document, chunk: c.chunk, query: turn.question });
+            }}
+          />
         ))}
+        {citeError && (
+          <p class="error" role="alert">
+            {citeError}
+          </p>
+        )}
         {graph && graph.nodes.length > 0 && <GraphPanel t={t} data={graph} dark={dark} focus={focus} />}
         <div ref={bottom} />
       </section>
@@ -473,13 +551,29 @@ function Markdown({ text, ids, onCite }: { text: string; ids: Map<string, string
   );
 }
 
-function TurnView({ t, turn, onDecide, onCite }: { t: Strings; turn: Turn; onDecide: (ok: boolean) => void; onCite: (id: string) => void }) {
+function TurnView({
+  t,
+  turn,
+  docIds,
+  onDecide,
+  onCite,
+  onCitation,
+}: {
+  t: Strings;
+  turn: Turn;
+  docIds: ReadonlySet<string>;
+  onDecide: (ok: boolean) => void;
+  onCite: (id: string) => void;
+  onCitation: (c: Citation) => void;
+}) {
   const s = turn.state;
+  const citations = useMemo(() => resolveCitations(s.sources, s.graph?.nodes ?? [], docIds), [s.sources, s.graph, docIds]);
   const ids = useMemo(() => {
     const m = new Map<string, string>();
     for (const n of s.graph?.nodes ?? []) {
       m.set(n.id, n.id);
       if (n.caption) m.set(n.caption, n.id);
+      if (typeof n.properties?.id === 'string' && !m.has(n.properties.id)) m.set(n.properties.id, n.id);
     }
     return m;
   }, [s.graph]);
@@ -514,6 +608,7 @@ function TurnView({ t, turn, onDecide, onCite }: { t: Strings; turn: Turn; onDec
       )}
       {s.plan && <PlanCard t={t} turn={turn} onDecide={onDecide} />}
       {s.text && <Markdown text={s.text} ids={ids} onCite={onCite} />}
+      {citations.length > 0 && <Citations t={t} citations={citations} onOpen={onCitation} />}
       {s.status === 'streaming' && !s.text && <p class="muted typing">…</p>}
       {s.error && (
         <p class="error" role="alert">
@@ -544,6 +639,35 @@ function TurnView({ t, turn, onDecide, onCite }: { t: Strings; turn: Turn; onDec
         </details>
       )}
     </article>
+  );
+}
+
+/** The answer's sources as a list of buttons: an entity opens in the graph view, a
+ * document (or passage) on the Documents page. Text only: nothing here is parsed as HTML. */
+function Citations({ t, citations, onOpen }: { t: Strings; citations: Citation[]; onOpen: (c: Citation) => void }) {
+  return (
+    <nav class="citations" aria-label={t.sources}>
+      <h4>{t.sources}</h4>
+      <ol>
+        {citations.map((c) => {
+          const kind = c.kind === 'entity' ? t.entityKind : c.chunk ? t.passageKind : t.documentKind;
+          const name = c.label !== c.reference ? `${c.label} (${c.reference})` : c.reference;
+          return (
+            <li key={c.reference}>
+              <button
+                type="button"
+                class="link"
+                aria-label={`${c.kind === 'entity' ? t.openInGraph : t.openDocument}: ${name}`}
+                onClick={() => onOpen(c)}
+              >
+                {c.label}
+              </button>{' '}
+              {c.label !== c.reference && <code>{c.reference}</code>} <span class="muted">({kind})</span>
+            </li>
+          );
+        })}
+      </ol>
+    </nav>
   );
 }
 
@@ -774,8 +898,12 @@ function ActionLog({ t }: { t: Strings }) {
 
 // ---------------------------------------------------------------- documents
 
-function Documents({ t }: { t: Strings }) {
+function Documents({ t, focus }: { t: Strings; focus?: DocFocus }) {
   const [docs, setDocs] = useState<Record<string, unknown>[]>([]);
+  const [loaded, setLoaded] = useState(false);
+  // The cited passage: its text when found by a search within its document, null when not.
+  const [passage, setPassage] = useState<{ chunk: string; text: string | null } | undefined>();
+  const cited = useRef<HTMLLIElement>(null);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState('');
   const [notes, setNotes] = useState<string[]>([]);
@@ -789,9 +917,35 @@ function Documents({ t }: { t: Strings }) {
       setError('');
     } catch (e) {
       setError(describe(t, e));
+    } finally {
+      setLoaded(true);
     }
   };
   useEffect(() => void load(), []);
+  // A cited document: highlighted, scrolled to and given the keyboard focus; a cited
+  // passage is looked up by searching its document for the question it answered.
+  const focusedId = focus?.document;
+  const present = loaded && focusedId !== undefined && docs.some((d) => String(d.id ?? '') === focusedId);
+  useEffect(() => {
+    if (!present) return;
+    cited.current?.scrollIntoView?.({ block: 'nearest' });
+    cited.current?.focus();
+  }, [focus, present]);
+  useEffect(() => {
+    setPassage(undefined);
+    const chunk = focus?.chunk;
+    if (!focus || !chunk) return;
+    let live = true;
+    api<Record<string, unknown>>('POST', '/search', { query: focus.query.trim() || focus.document, top_k: 20, document_ids: [focus.document] })
+      .then((r) => {
+        const hit = (Array.isArray(r.hits) ? (r.hits as Record<string, unknown>[]) : []).find((h) => h.chunk_id === chunk);
+        if (live) setPassage({ chunk, text: hit && typeof hit.text === 'string' ? hit.text : null });
+      })
+      .catch(() => live && setPassage({ chunk, text: null }));
+    return () => {
+      live = false;
+    };
+  }, [focus]);
   async function upload(file: File) {
     setBusy(`${t.upload}: ${file.name}…`);
     try {
@@ -867,12 +1021,24 @@ function Documents({ t }: { t: Strings }) {
           ))}
         </ul>
       )}
+      {loaded && focusedId !== undefined && !present && (
+        <p class="error" role="alert">
+          {t.documentMissing}: {focusedId}
+        </p>
+      )}
       <ul class="docs">
         {docs.length === 0 && <li class="muted">{t.noDocs}</li>}
         {docs.map((d) => {
           const id = String(d.id ?? '');
+          const isCited = id === focusedId;
           return (
-            <li key={id}>
+            <li
+              key={id}
+              class={isCited ? 'cited' : undefined}
+              ref={isCited ? cited : undefined}
+              tabIndex={isCited ? -1 : undefined}
+              aria-current={isCited ? 'true' : undefined}
+            >
               <strong>{String(d.title ?? id)}</strong> <code>{id}</code>{' '}
               <span class="muted">{d.chunks !== undefined ? `${String(d.chunks)} chunks · ${String(d.ingested_at ?? '')}` : ''}</span>{' '}
               <button
@@ -889,6 +1055,14 @@ function Documents({ t }: { t: Strings }) {
               >
                 {t.delete}
               </button>
+              {isCited && passage && (
+                <div class="passage" role="group" aria-label={`${t.citedPassage} ${passage.chunk}`}>
+                  <p class="muted">
+                    {t.citedPassage} <code>{passage.chunk}</code>
+                  </p>
+                  <p class="snippet">{passage.text ?? t.passageMissing}</p>
+                </div>
+              )}
             </li>
           );
         })}

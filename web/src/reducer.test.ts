@@ -7,6 +7,20 @@ function run(events: [string, unknown][], from: TurnState = initialTurn()): Turn
 }
 
 describe('reduce', () => {
+  it('keeps the sources the completed event cites, and drops malformed ones', () => {
+    const s = run([
+      ['content', { content: 'ACME (SUP-001) per po-policy#0' }],
+      ['completed', { answer: 'ACME (SUP-001) per po-policy#0', sources: [{ reference: 'SUP-001', label: 'ACME' }, { reference: 'po-policy#0', label: 'po-policy#0' }, { nope: 1 }] }],
+      ['done', {}],
+    ]);
+    expect(s.sources).toEqual([
+      { reference: 'SUP-001', label: 'ACME' },
+      { reference: 'po-policy#0', label: 'po-policy#0' },
+    ]);
+    expect(run([['completed', { answer: 'a', sources: 'SUP-001' }]]).sources).toEqual([]);
+    expect(run([['completed', { answer: 'a', citations: [{ reference: 'X-1' }] }]]).sources).toEqual([{ reference: 'X-1', label: 'X-1' }]);
+  });
+
   it('builds a question turn: steps, tools, graph, streamed text, done', () => {
     const s = run([
       ['conversation_id', { id: 'c1', type: 'conversation_id' }],

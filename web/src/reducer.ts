@@ -1,6 +1,7 @@
 // Turns the agent's stream events (DESIGN.md §3) into the state of one chat turn. Pure:
 // the UI and the unit tests drive it the same way. Unknown or malformed events never
 // throw; they are recorded as warnings and the turn goes on.
+import { parseSources, type Source } from './cite';
 
 export type StepStatus = 'running' | 'ok' | 'failed';
 
@@ -70,13 +71,15 @@ export interface TurnState {
   progress?: Progress;
   failures: Failure[];
   report?: Record<string, unknown>;
+  /** What the answer cites (`completed`'s `sources`). */
+  sources: Source[];
   error?: { code: string; message: string };
   warnings: string[];
   status: TurnStatus;
 }
 
 export function initialTurn(): TurnState {
-  return { steps: [], text: '', failures: [], warnings: [], status: 'streaming' };
+  return { steps: [], text: '', failures: [], sources: [], warnings: [], status: 'streaming' };
 }
 
 type Obj = Record<string, unknown>;
@@ -241,7 +244,11 @@ export function reduce(state: TurnState, event: string, data: string, now: numbe
       return state;
     case 'completed':
       // The whole answer, so a client that missed content deltas still shows all of it.
-      return { ...state, text: typeof p.answer === 'string' && p.answer !== '' ? p.answer : state.text };
+      return {
+        ...state,
+        text: typeof p.answer === 'string' && p.answer !== '' ? p.answer : state.text,
+        sources: parseSources(p.sources ?? p.citations),
+      };
     case 'error':
       return { ...state, error: { code: str(p.code, 'error'), message: str(p.message) } };
     case 'done':
