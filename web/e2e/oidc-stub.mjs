@@ -2,7 +2,9 @@
 // endpoint that signs the configured user in at once (no login form) and redirects back
 // with a code, and a token endpoint for public clients that checks PKCE (S256) and answers
 // an ES256 access token signed with node:crypto. Codes are single-use and bound to the
-// client, the redirect URI and the code challenge, as a real provider binds them.
+// client, the redirect URI and the code challenge, as a real provider binds them. With
+// `refreshTokens` on, it also issues refresh tokens: rotated on each use (a used or revoked
+// one is refused with invalid_grant) and bound to the client.
 import { createServer } from 'node:http';
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 
@@ -13,6 +15,7 @@ export function startOidcStub({ clientId, redirectUri, audience }) {
   const kid = `es-${randomBytes(4).toString('hex')}`;
   const jwk = { ...publicKey.export({ format: 'jwk' }), kid, alg: 'ES256', use: 'sig' };
   const codes = new Map();
+  const refreshTokens = new Map();
   const stub = {
     origin: '',
     /** Who the next authorization signs in. */
@@ -23,6 +26,10 @@ export function startOidcStub({ clientId, redirectUri, audience }) {
     audience,
     /** When set, the next redirect carries this state instead of the client's (a forged answer). */
     forgeState: undefined,
+    /** Whether token answers carry a refresh token. */
+    refreshTokens: false,
+    /** Refuses every refresh token issued so far (a revoked session). */
+    revokeRefreshTokens: () => refreshTokens.clear(),
     /** Every authorization request and token request, with what was answered. */
     authorizations: [],
     tokenRequests: [],
@@ -58,7 +65,7 @@ export function startOidcStub({ clientId, redirectUri, audience }) {
           token_endpoint: `${stub.origin}/token`,
           jwks_uri: `${stub.origin}/jwks`,
           response_types_supported: ['code'],
-          grant_types_supported: ['authorization_code'],
+          grant_types_supported: ['authorization_code', 'refresh_token'],
           code_challenge_methods_supported: ['S256'],
           token_endpoint_auth_methods_supported: ['none'],
           id_token_signing_alg_values_supported: ['ES256'],
@@ -88,23 +95,38 @@ export function startOidcStub({ clientId, redirectUri, audience }) {
       }
       if (url.pathname === '/token' && req.method === 'POST') {
         const f = Object.fromEntries(new URLSearchParams(body));
-        const grant = codes.get(f.code);
-        codes.delete(f.code);
         const refuse = (error, description) => {
           stub.tokenRequests.push({ ...f, answer: error });
           json(400, { error, error_description: description });
         };
-        if (f.grant_type !== 'authorization_code') return refuse('unsupported_grant_type', 'authorization_code only');
+        const answer = (grant) => {
+          const now = Math.floor(Date.now() / 1000);
+          const token = jwt({ iss: stub.origin, sub: grant.user.sub, aud: stub.audience, iat: now, nbf: now - 5, exp: now + stub.expiresIn, scope: grant.scope, realm_access: { roles: grant.user.roles } });
+          stub.issued.push(token);
+          stub.tokenRequests.push({ ...f, answer: 'ok' });
+          const out = { access_token: token, token_type: 'Bearer', expires_in: stub.expiresIn, scope: grant.scope };
+          if (stub.refreshTokens) {
+            out.refresh_token = b64url(randomBytes(32));
+            refreshTokens.set(out.refresh_token, { clientId: grant.clientId, user: grant.user, scope: grant.scope });
+          }
+          return json(200, out);
+        };
+        if (f.grant_type === 'refresh_token') {
+          const grant = refreshTokens.get(f.refresh_token);
+          refreshTokens.delete(f.refresh_token);
+          if (!grant) return refuse('invalid_grant', 'unknown, used or revoked refresh token');
+          if (f.client_id !== grant.clientId) return refuse('invalid_client', 'the refresh token was issued to another client');
+          return answer(grant);
+        }
+        const grant = codes.get(f.code);
+        codes.delete(f.code);
+        if (f.grant_type !== 'authorization_code') return refuse('unsupported_grant_type', 'authorization_code or refresh_token only');
         if (!grant) return refuse('invalid_grant', 'unknown or used code');
         if (f.client_id !== grant.clientId) return refuse('invalid_client', 'the code was issued to another client');
         if (f.redirect_uri !== grant.redirectUri) return refuse('invalid_grant', 'redirect_uri differs');
         const challenge = createHash('sha256').update(f.code_verifier ?? '').digest('base64url');
         if (challenge !== grant.challenge) return refuse('invalid_grant', 'PKCE verification failed');
-        const now = Math.floor(Date.now() / 1000);
-        const token = jwt({ iss: stub.origin, sub: grant.user.sub, aud: stub.audience, iat: now, nbf: now - 5, exp: now + stub.expiresIn, scope: grant.scope, realm_access: { roles: grant.user.roles } });
-        stub.issued.push(token);
-        stub.tokenRequests.push({ ...f, answer: 'ok' });
-        return json(200, { access_token: token, token_type: 'Bearer', expires_in: stub.expiresIn, scope: grant.scope });
+        return answer(grant);
       }
       json(404, { error: 'not_found' });
     });

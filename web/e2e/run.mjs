@@ -554,6 +554,75 @@ try {
     await ctx.close();
   });
 
+  await test('OpenID Connect: a refresh token keeps the session past the access token\'s expiry; a 401 is retried once after a refresh; a revoked one signs out', async () => {
+    const { ctx, p, seen } = await oidcPage();
+    const logged = [];
+    p.on('console', (m) => logged.push(m.text()));
+    const firstRequest = oidc.tokenRequests.length;
+    const firstIssued = oidc.issued.length;
+    oidc.expiresIn = 4;
+    oidc.refreshTokens = true;
+    try {
+      await signInWithProvider(p);
+      await p.getByRole('link', { name: 'Chat' }).waitFor();
+      const signedInWith = oidc.issued.at(-1);
+      // More than two lifetimes of the first token: still signed in, on refreshed tokens.
+      await p.waitForTimeout(9000);
+      assert.equal(await p.getByText('Your session has ended').count(), 0);
+      const requests = oidc.tokenRequests.slice(firstRequest);
+      const refreshes = requests.filter((r) => r.grant_type === 'refresh_token');
+      assert.ok(refreshes.length >= 2, JSON.stringify(requests.map((r) => [r.grant_type, r.answer])));
+      assert.ok(refreshes.every((r) => r.answer === 'ok' && r.client_id === 'kg-web' && r.client_secret === undefined));
+      // Rotated: each refresh used the refresh token the one before it got.
+      assert.equal(new Set(refreshes.map((r) => r.refresh_token)).size, refreshes.length);
+      // The audience the service names (oidc_audience, told by GET /auth/config) is asked
+      // for at the authorization and at every token request; none when it names none.
+      const told = (await (await fetch(`${app}/auth/config`)).json()).oidc.audience;
+      assert.equal(oidc.authorizations.at(-1).audience, told);
+      assert.ok(requests.every((r) => r.audience === told), JSON.stringify([told, requests.map((r) => r.audience)]));
+      metrics.oidcAudienceTold = told ?? null;
+      const current = await p.evaluate(() => sessionStorage.getItem('kg-agent.key'));
+      assert.notEqual(current, signedInWith);
+      assert.ok(oidc.issued.slice(firstIssued).includes(current));
+      // A question long after the first token expired goes out with a current one.
+      await p.getByRole('textbox', { name: /Ask about the graph/ }).fill('Tell me about supplier ACME');
+      await p.getByRole('button', { name: 'Send' }).click();
+      await p.locator('.md table').waitFor({ timeout: 30000 });
+      const streamAuth = seen.filter(([u]) => u.endsWith('/chat/stream')).at(-1)[1];
+      assert.notEqual(streamAuth, `Bearer ${signedInWith}`);
+      assert.ok(oidc.issued.slice(firstIssued + 1).some((t) => streamAuth === `Bearer ${t}`));
+      // The API refuses a token once (as after a key rotation at the provider): the app
+      // refreshes and sends the request again, and stays signed in.
+      const health = [];
+      await p.route('**/health', (route) => {
+        health.push(route.request().headers().authorization);
+        if (health.length === 1) return route.fulfill({ status: 401, contentType: 'application/json', body: '{"error":{"code":"unauthorized","message":"expired"}}' });
+        return route.continue();
+      });
+      const refreshesBefore = oidc.tokenRequests.filter((r) => r.grant_type === 'refresh_token').length;
+      await p.getByRole('link', { name: 'Status' }).click();
+      await p.getByText('All systems working').waitFor();
+      assert.equal(health.length, 2);
+      assert.notEqual(health[0], health[1]);
+      assert.ok(oidc.tokenRequests.filter((r) => r.grant_type === 'refresh_token').length > refreshesBefore);
+      assert.equal(await p.getByText('was not accepted (401)').count(), 0);
+      // Tokens never in a URL or the console; the refresh token only goes to the provider.
+      const secrets = [...oidc.issued.slice(firstIssued), ...refreshes.map((r) => r.refresh_token)];
+      assert.ok(seen.every(([u]) => secrets.every((t) => !u.includes(t))));
+      assert.ok(logged.every((line) => secrets.every((t) => !line.includes(t))));
+      // A revoked session: the next refresh is refused and the app signs out at expiry.
+      oidc.revokeRefreshTokens();
+      await p.getByText('Your session has ended').waitFor({ timeout: 15000 });
+      assert.equal(await p.evaluate(() => sessionStorage.getItem('kg-agent.key')), null);
+      assert.equal(await p.evaluate(() => sessionStorage.getItem('kg-agent.oidc.refresh')), null);
+      assert.equal(oidc.tokenRequests.at(-1).answer, 'invalid_grant');
+    } finally {
+      oidc.expiresIn = 300;
+      oidc.refreshTokens = false;
+    }
+    await ctx.close();
+  });
+
   await test('no CSP violations or script errors', async () => {
     assert.deepEqual(problems, []);
   });

@@ -1,6 +1,6 @@
 import { options, render } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, ApiError, approveTurn, authHeaders, chatStream, loadKey, onSignOut, setKey, setToken } from './api';
+import { api, ApiError, approveTurn, chatStream, loadKey, onSignOut, send as sendRequest, setKey, setToken } from './api';
 import { authConfig, begin, complete, isCallback, SignInError, type AuthConfig } from './oidc';
 import { browserLang, errorText, strings, type Lang, type Strings } from './i18n';
 import { renderMarkdown } from './markdown';
@@ -48,7 +48,7 @@ function App() {
     if (!callback) return;
     complete()
       .then((s) => {
-        setToken(s.accessToken, s.expiresAt);
+        setToken(s.accessToken, s.expiresAt, s.refresh);
         setSignedIn(true);
       })
       .catch((e: unknown) => setNotice(e instanceof SignInError ? `oidc:${e.code}:${e.message}` : `oidc:token:${String(e)}`))
@@ -1101,7 +1101,7 @@ function Status({ t }: { t: Strings }) {
   const load = async () => {
     // /health answers 503 with the same body when something is down.
     try {
-      const res = await fetch('/health', { headers: authHeaders() });
+      const res = await sendRequest('/health', { method: 'GET' });
       setHealth((await res.json()) as Record<string, unknown>);
       setError('');
     } catch (e) {

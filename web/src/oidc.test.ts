@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { base64url, checkCallback, codeChallenge, isCallback, randomString, SignInError } from './oidc';
+import { audienceParams, base64url, checkCallback, codeChallenge, isCallback, randomString, SignInError } from './oidc';
 
 const pending = { state: 'st-123', issuer: 'https://id.example.com' };
 const code = (query: string) => checkCallback(new URLSearchParams(query), pending);
@@ -64,5 +64,18 @@ describe('the redirect back from the provider', () => {
     expect(isCallback('?error=x&state=b')).toBe(true);
     expect(isCallback('?code=a')).toBe(false);
     expect(isCallback('')).toBe(false);
+  });
+});
+
+describe('audience parameters', () => {
+  it('sends audience, and resource (RFC 8707) only for an absolute URI', () => {
+    expect(audienceParams(undefined)).toEqual([]);
+    expect(audienceParams('')).toEqual([]);
+    expect(audienceParams('kg-agent')).toEqual([['audience', 'kg-agent']]);
+    expect(audienceParams('https://api.example.com/kg')).toEqual([
+      ['audience', 'https://api.example.com/kg'],
+      ['resource', 'https://api.example.com/kg'],
+    ]);
+    expect(audienceParams('https://api.example.com/#frag')).toEqual([['audience', 'https://api.example.com/#frag']]);
   });
 });

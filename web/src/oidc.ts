@@ -6,12 +6,17 @@
 // What is kept where: the PKCE verifier, the state and the endpoints wait in sessionStorage
 // for the provider's redirect back (one tab, removed when the callback is handled); the
 // code is taken out of the address bar (history.replaceState) before it is exchanged; the
-// access token goes to api.ts, which keeps it in sessionStorage only. Nothing here logs.
+// access token (and the refresh token, when the provider issues one) goes to api.ts, which
+// keeps it in sessionStorage only and refreshes the access token before it expires
+// (grant_type=refresh_token, RFC 6749 §6). Tokens only travel in POST bodies and the
+// Authorization header, never in a URL. Nothing here logs.
 
 export interface OidcClient {
   issuer: string;
   client_id: string;
   scopes: string;
+  /** The API's audience (`oidc_audience`), asked for when the service names it. */
+  audience?: string;
 }
 export interface AuthConfig {
   modes: string[];
@@ -21,6 +26,16 @@ export interface SignedIn {
   accessToken: string;
   /** Epoch milliseconds after which the token is no longer sent; undefined: not given. */
   expiresAt?: number;
+  /** What a refresh needs, when the provider issued a refresh token. */
+  refresh?: RefreshGrant;
+}
+
+/** A refresh token and where to use it (a public client: no secret). */
+export interface RefreshGrant {
+  token_endpoint: string;
+  client_id: string;
+  refresh_token: string;
+  audience?: string;
 }
 
 /** A failed sign-in, with a code the UI translates (`state_mismatch`, `provider`, …). */
@@ -42,6 +57,17 @@ interface Pending {
   client_id: string;
   redirect_uri: string;
   token_endpoint: string;
+  audience?: string;
+}
+
+/** The audience as request parameters: `audience` (as Auth0 and others read it) and, when
+ * it is an absolute URI, the standard `resource` (RFC 8707). Providers ignore the one they
+ * do not know (RFC 6749 §3.1). */
+export function audienceParams(audience: string | undefined): [string, string][] {
+  if (!audience) return [];
+  const params: [string, string][] = [['audience', audience]];
+  if (/^https?:\/\/[^\s#]+$/i.test(audience)) params.push(['resource', audience]);
+  return params;
 }
 
 /** Unpadded base64url (RFC 4648 §5). */
@@ -130,6 +156,7 @@ export async function begin(client: OidcClient, go: (url: string) => void = (u) 
     client_id: client.client_id,
     redirect_uri: redirectUri(),
     token_endpoint,
+    audience: client.audience,
   };
   sessionStorage.setItem(PENDING, JSON.stringify(pending));
   const url = new URL(authorization_endpoint);
@@ -140,6 +167,7 @@ export async function begin(client: OidcClient, go: (url: string) => void = (u) 
   url.searchParams.set('state', pending.state);
   url.searchParams.set('code_challenge', await codeChallenge(pending.verifier));
   url.searchParams.set('code_challenge_method', 'S256');
+  for (const [k, v] of audienceParams(client.audience)) url.searchParams.set(k, v);
   go(url.toString());
   return url.toString();
 }
@@ -171,15 +199,50 @@ export async function complete(): Promise<SignedIn> {
     client_id: p.client_id,
     code_verifier: p.verifier,
   });
-  const t = await getJson(p.token_endpoint, {
+  for (const [k, v] of audienceParams(p.audience)) body.append(k, v);
+  const t = await postForm(p.token_endpoint, body);
+  return signedIn(t, { token_endpoint: p.token_endpoint, client_id: p.client_id, audience: p.audience });
+}
+
+function postForm(url: string, body: URLSearchParams): Promise<Record<string, unknown>> {
+  return getJson(url, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
     body,
+    // The token endpoint needs no cookie of the provider's: this is a public client.
+    credentials: 'omit',
   });
+}
+
+/** A token endpoint's answer (RFC 6749 §5.1); `previous`: the refresh token to keep
+ * when the answer does not rotate it (§6). */
+function signedIn(t: Record<string, unknown>, endpoint: Omit<RefreshGrant, 'refresh_token'>, previous?: string): SignedIn {
   if (typeof t.access_token !== 'string' || !t.access_token) throw new SignInError('token', 'the provider sent no access token');
   if (typeof t.token_type === 'string' && t.token_type.toLowerCase() !== 'bearer') throw new SignInError('token', `unsupported token type ${t.token_type}`);
   const expiresIn = typeof t.expires_in === 'number' ? t.expires_in : Number(t.expires_in);
-  return { accessToken: t.access_token, expiresAt: Number.isFinite(expiresIn) && expiresIn > 0 ? Date.now() + expiresIn * 1000 : undefined };
+  const refreshToken = typeof t.refresh_token === 'string' && t.refresh_token ? t.refresh_token : previous;
+  return {
+    accessToken: t.access_token,
+    expiresAt: Number.isFinite(expiresIn) && expiresIn > 0 ? Date.now() + expiresIn * 1000 : undefined,
+    refresh: refreshToken ? { ...endpoint, refresh_token: refreshToken } : undefined,
+  };
+}
+
+/** A new access token for a refresh token (RFC 6749 §6), with the same client and
+ * audience. A refused refresh is a SignInError with code `refused`; an unreachable
+ * provider one with code `network` (worth another try). */
+export async function refreshAccessToken(grant: RefreshGrant): Promise<SignedIn> {
+  const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: grant.refresh_token, client_id: grant.client_id });
+  for (const [k, v] of audienceParams(grant.audience)) body.append(k, v);
+  let t: Record<string, unknown>;
+  try {
+    t = await postForm(grant.token_endpoint, body);
+  } catch (e) {
+    if (e instanceof SignInError && e.code === 'token') throw new SignInError('refused', e.message);
+    throw e;
+  }
+  const { token_endpoint, client_id, audience } = grant;
+  return signedIn(t, { token_endpoint, client_id, audience }, grant.refresh_token);
 }
 
 /** `GET /auth/config`: how this service lets people sign in (API keys only when it cannot be read). */
@@ -188,7 +251,15 @@ export async function authConfig(): Promise<AuthConfig> {
     const res = await fetch('/auth/config', { headers: { accept: 'application/json' } });
     const c = (await res.json()) as Partial<AuthConfig>;
     const o = c.oidc;
-    const oidc = o && typeof o.issuer === 'string' && typeof o.client_id === 'string' ? { issuer: o.issuer, client_id: o.client_id, scopes: typeof o.scopes === 'string' ? o.scopes : 'openid' } : null;
+    const oidc =
+      o && typeof o.issuer === 'string' && typeof o.client_id === 'string'
+        ? {
+            issuer: o.issuer,
+            client_id: o.client_id,
+            scopes: typeof o.scopes === 'string' ? o.scopes : 'openid',
+            audience: typeof o.audience === 'string' && o.audience ? o.audience : undefined,
+          }
+        : null;
     return { modes: Array.isArray(c.modes) ? c.modes.filter((m): m is string => typeof m === 'string') : ['api_key'], oidc };
   } catch {
     return { modes: ['api_key'], oidc: null };

@@ -1,7 +1,9 @@
 //! `GET /auth/config`: what a browser needs to sign in, answered without a credential.
 //! Only non-secret values: the auth modes, and when OpenID Connect is on and a public
-//! client is configured, the issuer, that client's id and the scopes to ask for. The
-//! audience, the roles claim and the HMAC secret stay on the server.
+//! client is configured, the issuer, that client's id, the scopes to ask for and the
+//! audience the API accepts (`oidc_audience`, which every token carries anyway: providers
+//! that mint tokens per API need it in the authorization and refresh requests). The roles
+//! claim and the HMAC secret stay on the server.
 
 use serde_json::{Value, json};
 
@@ -35,6 +37,7 @@ pub fn auth_config(get: &dyn Fn(&str) -> Option<String>) -> Value {
                 "issuer": issuer.trim_end_matches('/'),
                 "client_id": client_id,
                 "scopes": scopes.join(" "),
+                "audience": var("oidc_audience"),
             })
         }
         _ => Value::Null,
@@ -77,10 +80,11 @@ mod tests {
                 "issuer": "https://kc.example.com/realms/acme",
                 "client_id": "kg-web",
                 "scopes": "openid profile",
+                "audience": "kg-agent",
             }})
         );
         let text = c.to_string();
-        assert!(!text.contains("s3cret") && !text.contains("alice") && !text.contains("kg-agent"));
+        assert!(!text.contains("s3cret") && !text.contains("alice"));
     }
 
     #[test]
@@ -90,9 +94,14 @@ mod tests {
         assert_eq!(with(&[issuer, client])["oidc"], Value::Null);
         assert_eq!(with(&[("auth_mode", "oidc"), issuer])["oidc"], Value::Null);
         assert_eq!(with(&[("auth_mode", "oidc"), client])["oidc"], Value::Null);
-        assert_eq!(
-            with(&[("auth_mode", "oidc"), issuer, client])["oidc"]["scopes"],
-            json!("openid")
-        );
+        let defaults = with(&[
+            ("auth_mode", "oidc"),
+            issuer,
+            client,
+            ("oidc_audience", " "),
+        ]);
+        assert_eq!(defaults["oidc"]["scopes"], json!("openid"));
+        // No audience configured: none asked for.
+        assert_eq!(defaults["oidc"]["audience"], Value::Null);
     }
 }
