@@ -236,6 +236,19 @@ export async function* chatStream(
   yield* readSse(res.body);
 }
 
+/** GET /chat/stream/{turn_id}: the rest of a turn's events after `lastEventId` (sent as the
+ * Last-Event-ID header, like the credential never in the URL). */
+export async function* resumeStream(turnId: string, lastEventId: string | undefined, signal: AbortSignal): AsyncGenerator<SseMessage> {
+  const res = await send(`/chat/stream/${encodeURIComponent(turnId)}`, {
+    method: 'GET',
+    headers: { accept: 'text/event-stream', ...(lastEventId !== undefined ? { 'last-event-id': lastEventId } : {}) },
+    signal,
+  });
+  if (!res.ok) throw await failure(res);
+  if (!res.body) throw new ApiError(res.status, 'no_body', 'empty response');
+  yield* readSse(res.body);
+}
+
 /** POST /chat/approve. Asks for a stream (live batch progress) and takes JSON as well: the
  * dispatcher answers JSON today; a streamed answer is read as the agent's events. */
 export async function approveTurn(

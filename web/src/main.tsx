@@ -1,6 +1,7 @@
 import { options, render } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { api, ApiError, approveTurn, chatStream, loadKey, onSignOut, send as sendRequest, setKey, setToken } from './api';
+import { api, ApiError, approveTurn, chatStream, loadKey, onSignOut, resumeStream, send as sendRequest, setKey, setToken } from './api';
+import { resumable } from './resume';
 import { authConfig, begin, complete, isCallback, SignInError, type AuthConfig } from './oidc';
 import { browserLang, errorText, strings, type Lang, type Strings } from './i18n';
 import { renderMarkdown } from './markdown';
@@ -228,6 +229,8 @@ interface Turn {
   apiError?: string;
   approving?: boolean;
   decided?: 'approved' | 'rejected';
+  /** The reconnection attempt under way after a network drop (0 or undefined: none). */
+  reconnecting?: number;
 }
 interface ConvMeta {
   id: string;
@@ -305,7 +308,12 @@ function Chat({ t, dark, onOpenDocument }: { t: Strings; dark: boolean; onOpenDo
     abort.current = ctl;
     let conv = current;
     try {
-      for await (const m of chatStream({ message, conversation_id: conv }, ctl.signal)) {
+      const events = resumable(ctl.signal, {
+        open: (signal) => chatStream({ message, conversation_id: conv }, signal),
+        reopen: resumeStream,
+        onReconnect: (attempt) => update(index, (turn) => ({ ...turn, reconnecting: attempt })),
+      });
+      for await (const m of events) {
         const now = performance.now();
         update(index, (turn) => {
           const state = reduce(turn.state, m.event, m.data, now);
@@ -329,6 +337,7 @@ function Chat({ t, dark, onOpenDocument }: { t: Strings; dark: boolean; onOpenDo
         ...turn,
         state: endOfStream(turn.state, stopped ? 'stopped' : 'network', performance.now()),
         apiError: stopped ? undefined : describe(t, e),
+        reconnecting: 0,
       }));
     } finally {
       setBusy(false);
@@ -610,6 +619,11 @@ function TurnView({
       {s.text && <Markdown text={s.text} ids={ids} onCite={onCite} />}
       {citations.length > 0 && <Citations t={t} citations={citations} onOpen={onCitation} />}
       {s.status === 'streaming' && !s.text && <p class="muted typing">…</p>}
+      {s.status === 'streaming' && (turn.reconnecting ?? 0) > 0 && (
+        <p class="muted" role="status">
+          {t.reconnecting} ({turn.reconnecting})
+        </p>
+      )}
       {s.error && (
         <p class="error" role="alert">
           {errorText(t, 0, s.error.code, s.error.message)}
