@@ -9,6 +9,7 @@ pub mod events;
 mod host;
 pub mod llm_stub;
 pub mod oidc;
+pub mod otlp;
 pub mod process;
 pub mod raw_http;
 pub mod redis;

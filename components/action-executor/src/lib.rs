@@ -67,6 +67,14 @@ impl Guest for ActionExecutor {
         kg_spin::graph_bookmarks().current()
     }
 
+    fn use_trace_context(traceparent: String) {
+        kg_spin::telemetry::adopt(&traceparent, "action-executor");
+    }
+
+    fn take_spans() -> String {
+        kg_spin::telemetry::take_spans()
+    }
+
     fn status() -> ComponentStatus {
         let catalog = match catalog::catalog_with_source() {
             Ok((c, source)) => kg_wit::types::Check {

@@ -9,6 +9,9 @@
 //! follower that has not applied the payment yet) then waits for the write instead of
 //! missing it. The agent keeps the chain with the conversation, so the next turn's reads
 //! wait for this turn's writes too (`kg_agent_core::memory::save_bookmarks`).
+//!
+//! The same calls carry the request's trace: each is a span, the component is handed its
+//! context first and its spans are taken back after (`crate::telemetry::component_call`).
 
 use kg_wit::kg::{
     action_executor::action_executor, query_tools::query_tools, retriever::retriever,
@@ -93,7 +96,12 @@ pub fn query_tools<T>(call: impl FnOnce() -> T) -> T {
     if let Some(b) = due(Component::QueryTools) {
         query_tools::use_bookmarks(&b);
     }
-    let answer = call();
+    let answer = crate::telemetry::component_call(
+        "query-tools",
+        query_tools::use_trace_context,
+        query_tools::take_spans,
+        call,
+    );
     took(Component::QueryTools, query_tools::graph_bookmarks());
     answer
 }
@@ -103,7 +111,12 @@ pub fn executor<T>(call: impl FnOnce() -> T) -> T {
     if let Some(b) = due(Component::Executor) {
         action_executor::use_bookmarks(&b);
     }
-    let answer = call();
+    let answer = crate::telemetry::component_call(
+        "action-executor",
+        action_executor::use_trace_context,
+        action_executor::take_spans,
+        call,
+    );
     took(Component::Executor, action_executor::graph_bookmarks());
     answer
 }
@@ -113,7 +126,12 @@ pub fn retriever<T>(call: impl FnOnce() -> T) -> T {
     if let Some(b) = due(Component::Retriever) {
         retriever::use_bookmarks(&b);
     }
-    let answer = call();
+    let answer = crate::telemetry::component_call(
+        "retriever",
+        retriever::use_trace_context,
+        retriever::take_spans,
+        call,
+    );
     took(Component::Retriever, retriever::graph_bookmarks());
     answer
 }

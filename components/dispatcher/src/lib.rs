@@ -10,6 +10,7 @@ mod headers;
 mod health;
 mod identity;
 mod limits;
+mod telemetry;
 mod tools;
 
 use identity::Principal;
@@ -37,6 +38,7 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
         .uri(incoming.uri())
         .headers(incoming.headers())
         .build();
+    let mut trace = telemetry::RequestTrace::begin(&request, &method_name(request.method()));
     let mut ctx = headers::Context {
         allowed_origin: headers::allowed_origin(&request),
         anonymous_mode: kg_spin::variable("auth_mode").is_ok_and(|m| m.trim() == "none"),
@@ -47,24 +49,32 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
             .status(204)
             .headers(headers::preflight(&ctx))
             .build();
-        return send(response_out, response).await;
+        trace.status(204);
+        send(response_out, response).await;
+        return trace.finish();
     }
     let reply = match admit(&request, &mut ctx) {
-        Ok((route, who)) => match read_body(incoming, &request).await {
-            Ok(body) => {
-                *request.body_mut() = body;
-                dispatch(&request, route, who).unwrap_or_else(|e| Reply::Full(error_response(&e)))
+        Ok((route, who)) => {
+            trace.admitted(&who.caller.subject);
+            match read_body(incoming, &request).await {
+                Ok(body) => {
+                    *request.body_mut() = body;
+                    dispatch(&request, route, who)
+                        .unwrap_or_else(|e| Reply::Full(error_response(&e)))
+                }
+                Err(e) => Reply::Full(error_response(&e)),
             }
-            Err(e) => Reply::Full(error_response(&e)),
-        },
+        }
         Err(response) => Reply::Full(response),
     };
-    let extra = headers::common(&ctx);
+    let mut extra = headers::common(&ctx);
+    extra.extend(trace.response_headers());
     match reply {
         Reply::Full(mut response) => {
             for (name, value) in &extra {
                 response.set_header(name.as_str(), value.as_str());
             }
+            trace.status(*response.status());
             send(response_out, response).await
         }
         Reply::Batch(execution, run) => actions::stream(execution, run, &extra, response_out).await,
@@ -73,6 +83,8 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
             agent::approve_stream(token, approve, who, &extra, response_out).await
         }
     }
+    // After the response (a stream at its end): nothing here adds to the caller's wait.
+    trace.finish();
 }
 
 /// The request's body, read to its end: 413 past `MAX_BODY_BYTES` (at once when

@@ -42,6 +42,14 @@ fn session() -> Arc<kg_graph_tools::Session> {
 struct QueryTools;
 
 impl Guest for QueryTools {
+    fn use_trace_context(traceparent: String) {
+        kg_spin::telemetry::adopt(&traceparent, "query-tools");
+    }
+
+    fn take_spans() -> String {
+        kg_spin::telemetry::take_spans()
+    }
+
     fn status() -> ComponentStatus {
         let checks = vec![
             kg_spin::configuration_check(kg_spin::NEO4J_VARIABLES),

@@ -32,6 +32,14 @@ impl Guest for Retriever {
         kg_spin::graph_bookmarks().current()
     }
 
+    fn use_trace_context(traceparent: String) {
+        kg_spin::telemetry::adopt(&traceparent, "retriever");
+    }
+
+    fn take_spans() -> String {
+        kg_spin::telemetry::take_spans()
+    }
+
     fn status() -> ComponentStatus {
         kg_spin::status(
             "retriever",

@@ -18,6 +18,14 @@ const MAX_MESSAGE_CHARS: usize = 10_000;
 struct Router;
 
 impl Guest for Router {
+    fn use_trace_context(traceparent: String) {
+        kg_spin::telemetry::adopt(&traceparent, "router");
+    }
+
+    fn take_spans() -> String {
+        kg_spin::telemetry::take_spans()
+    }
+
     fn status() -> ComponentStatus {
         kg_spin::status(
             "router",

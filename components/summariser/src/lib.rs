@@ -44,6 +44,14 @@ impl GuestAnswerStream for GeneratedStream {
 impl Guest for Summariser {
     type AnswerStream = GeneratedStream;
 
+    fn use_trace_context(traceparent: String) {
+        kg_spin::telemetry::adopt(&traceparent, "summariser");
+    }
+
+    fn take_spans() -> String {
+        kg_spin::telemetry::take_spans()
+    }
+
     fn status() -> ComponentStatus {
         kg_spin::status(
             "summariser",

@@ -5,6 +5,7 @@ pub mod clock;
 mod llm;
 mod neo4j;
 mod sleep;
+pub mod telemetry;
 
 pub use llm::{
     LLM_CALL_TIMEOUT, SpinLlmTransport, llm_check, llm_client, llm_config, llm_error, within,

@@ -28,8 +28,17 @@ pub async fn send_async(request: HttpRequest) -> Result<HttpResponse, TransportE
     };
     let mut builder = spin_sdk::http::Request::builder();
     builder.method(method).uri(request.url);
+    // Every outbound call joins the request's trace; the clients add their own span's
+    // context, anything else (JWKS, embeddings) the innermost open span's.
+    let traced = request
+        .headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("traceparent"));
     for (name, value) in request.headers {
         builder.header(name, value);
+    }
+    if !traced && let Some(parent) = kg_telemetry::current_traceparent() {
+        builder.header("traceparent", parent);
     }
     let body = request.body.unwrap_or_default();
     let result: Result<spin_sdk::http::Response, SendError> = if body.len() <= EARLY_BODY_MAX {

@@ -160,13 +160,24 @@ pub fn current_tracestate() -> Option<String> {
 pub fn span(name: &str, kind: SpanKind) -> ActiveSpan {
     RECORDER.with(|r| {
         let mut r = r.borrow_mut();
-        let recording = r.settings.export && r.trace.as_ref().is_some_and(|t| t.sampled);
-        let Some(trace) = r.trace.clone().filter(|_| recording) else {
-            return ActiveSpan { data: None };
+        let Some(trace) = r.trace.clone() else {
+            return ActiveSpan {
+                id: None,
+                data: None,
+            };
         };
-        let parent = r.open.last().copied().or(trace.remote_parent);
+        // An unrecorded span still gets an id, so the calls made inside it (and the
+        // response header) name a parent, as W3C asks of a participant that does not
+        // sample.
         let id = SpanId::random();
+        let parent = r.open.last().copied().or(trace.remote_parent);
         r.open.push(id);
+        if !(r.settings.export && trace.sampled) {
+            return ActiveSpan {
+                id: Some(id),
+                data: None,
+            };
+        }
         let mut attributes = Vec::with_capacity(8);
         if !r.settings.component.is_empty() {
             attributes.push((
@@ -175,6 +186,7 @@ pub fn span(name: &str, kind: SpanKind) -> ActiveSpan {
             ));
         }
         ActiveSpan {
+            id: Some(id),
             data: Some(Box::new(SpanData {
                 trace_id: trace.id,
                 span_id: id,
@@ -212,6 +224,8 @@ pub fn take_absorbed() -> Vec<String> {
 
 /// An open span. Without a recorded trace every method does nothing.
 pub struct ActiveSpan {
+    /// Its id while open (`None` outside a trace).
+    id: Option<SpanId>,
     data: Option<Box<SpanData>>,
 }
 
@@ -257,17 +271,22 @@ impl ActiveSpan {
 
 impl Drop for ActiveSpan {
     fn drop(&mut self) {
-        let Some(mut data) = self.data.take() else {
+        let Some(id) = self.id else {
             return;
         };
-        data.end_unix_nano = now_unix_nano().max(data.start_unix_nano);
+        let data = self.data.take().map(|mut data| {
+            data.end_unix_nano = now_unix_nano().max(data.start_unix_nano);
+            data
+        });
         RECORDER.with(|r| {
             let mut r = r.borrow_mut();
             // Usually the innermost; a span ended out of order is taken from where it is.
-            if let Some(i) = r.open.iter().rposition(|id| *id == data.span_id) {
+            if let Some(i) = r.open.iter().rposition(|open| *open == id) {
                 r.open.remove(i);
             }
-            r.finished.push(*data);
+            if let Some(data) = data {
+                r.finished.push(*data);
+            }
         });
     }
 }
@@ -337,10 +356,25 @@ mod tests {
             current_traceparent().as_deref(),
             Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")
         );
+        {
+            let _unrecorded = span("unrecorded", SpanKind::Server);
+            let inside = current_traceparent().expect("in a trace");
+            assert!(inside.starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-"));
+            assert!(
+                !inside.contains("00f067aa0ba902b7"),
+                "names the unrecorded span"
+            );
+        }
         begin(None, None, Settings::default());
         drop(span("off", SpanKind::Internal));
         assert!(take_finished().is_empty());
-        assert!(current_traceparent().is_none(), "no span and no caller");
+        assert!(
+            current_traceparent().is_none(),
+            "no open span and no caller"
+        );
+        reset();
+        drop(span("outside", SpanKind::Internal));
+        assert!(current_traceparent().is_none(), "outside a trace");
     }
 
     #[test]
