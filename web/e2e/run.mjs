@@ -190,7 +190,7 @@ try {
     await page.locator('.node-info').getByText('PO-0003').first().waitFor();
     // The answer's sources (the completed event's): a list under the answer; an entity
     // opens its node's properties in the graph view, by keyboard too.
-    const sources = page.getByRole('navigation', { name: 'Sources' }).first();
+    const sources = page.getByRole('group', { name: 'Sources' }).first();
     const cited = await sources.getByRole('button').evaluateAll((bs) => bs.map((b) => b.getAttribute('aria-label')));
     assert.ok(cited.some((l) => /^Show in the graph: .*SUP-001/.test(l)), cited.join(' | '));
     await sources.getByRole('button', { name: /^Show in the graph: .*SUP-001/ }).focus();
@@ -276,7 +276,7 @@ try {
     await page.getByRole('button', { name: /New chat/ }).click();
     await page.getByRole('textbox', { name: /Ask about the graph/ }).fill('What does the purchase order policy say about approving large orders?');
     await page.getByRole('button', { name: 'Send' }).click();
-    const sources = page.getByRole('navigation', { name: 'Sources' }).last();
+    const sources = page.getByRole('group', { name: 'Sources' }).last();
     await sources.waitFor({ timeout: 30000 });
     const cite = sources.getByRole('button', { name: /^Open document: po-policy#\d+$/ });
     assert.equal(await cite.count(), 1, await sources.innerText());

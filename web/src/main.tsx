@@ -1,5 +1,5 @@
 import { options, render } from 'preact';
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
 import { api, ApiError, approveTurn, chatStream, loadKey, onSignOut, resumeStream, send as sendRequest, setKey, setToken } from './api';
 import { resumable } from './resume';
 import { authConfig, begin, complete, isCallback, SignInError, type AuthConfig } from './oidc';
@@ -57,7 +57,12 @@ function App() {
   }, []);
 
   useEffect(() => {
-    const f = () => setPage(pageFromHash());
+    const f = () => {
+      const next = pageFromHash();
+      setPage(next);
+      // A cited document is shown once; a later visit to Documents starts plain.
+      if (next !== 'documents') setDocFocus(undefined);
+    };
     addEventListener('hashchange', f);
     return () => removeEventListener('hashchange', f);
   }, []);
@@ -659,9 +664,13 @@ function TurnView({
 /** The answer's sources as a list of buttons: an entity opens in the graph view, a
  * document (or passage) on the Documents page. Text only: nothing here is parsed as HTML. */
 function Citations({ t, citations, onOpen }: { t: Strings; citations: Citation[]; onOpen: (c: Citation) => void }) {
+  // A group, not a landmark: every answer has one.
+  const title = useId();
   return (
-    <nav class="citations" aria-label={t.sources}>
-      <h4>{t.sources}</h4>
+    <div class="citations" role="group" aria-labelledby={title}>
+      <p class="cite-title" id={title}>
+        {t.sources}
+      </p>
       <ol>
         {citations.map((c) => {
           const kind = c.kind === 'entity' ? t.entityKind : c.chunk ? t.passageKind : t.documentKind;
@@ -681,7 +690,7 @@ function Citations({ t, citations, onOpen }: { t: Strings; citations: Citation[]
           );
         })}
       </ol>
-    </nav>
+    </div>
   );
 }
 
