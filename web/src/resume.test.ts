@@ -27,7 +27,7 @@ const noSleep = vi.fn(async () => {});
 describe('resumable', () => {
   it('reconnects after a drop with the turn id and the last event id, skipping replayed events', async () => {
     const reopen = vi.fn((_turn: string, _last: string | undefined) =>
-      script([ev('3', 'content', { content: 'b' }), ev('4', 'content', { content: 'c' }), ev('5', 'done')]),
+      script([ev('2', 'thinking'), ev('4', 'content', { content: 'c' }), ev('4', 'content', { content: 'no id line' }), ev('5', 'done')]),
     );
     const reconnects: number[] = [];
     const sleeps: number[] = [];
@@ -40,7 +40,7 @@ describe('resumable', () => {
         onReconnect: (n) => reconnects.push(n),
       }),
     );
-    expect(out).toEqual({ got: ['1:conversation_id', '2:thinking', '3:content', '4:content', '5:done'] });
+    expect(out).toEqual({ got: ['1:conversation_id', '2:thinking', '3:content', '4:content', '4:content', '5:done'] });
     expect(reopen).toHaveBeenCalledTimes(1);
     expect(reopen.mock.calls[0].slice(0, 2)).toEqual(['turn-9', '3']);
     expect(sleeps).toEqual([100]);
@@ -106,6 +106,28 @@ describe('resumable', () => {
     expect(turnIdOf({ event: 'x', data: '{"turn_id": 5}' })).toBeUndefined();
     expect(turnIdOf({ event: 'x', data: 'turn_id' })).toBeUndefined();
     expect(turnIdOf({ event: 'x', data: '{}' })).toBeUndefined();
+  });
+
+  it('else reads the turn from an id of the form <turn>:<seq>', () => {
+    expect(turnIdOf({ event: 'x', data: '{}', id: 't1a2-b_c:17' })).toBe('t1a2-b_c');
+    expect(turnIdOf({ event: 'x', data: '{"turn_id":"tz"}', id: 't1:1' })).toBe('tz');
+    expect(turnIdOf({ event: 'x', data: '{}', id: '17' })).toBeUndefined();
+    expect(turnIdOf({ event: 'x', data: '{}', id: 't1:x' })).toBeUndefined();
+    expect(turnIdOf({ event: 'x', data: '{}', id: 'evil/../x:3' })).toBeUndefined();
+    expect(turnIdOf({ event: 'x', data: '{}', id: ':3' })).toBeUndefined();
+  });
+
+  it('resumes a turn known only from its event ids', async () => {
+    const reopen = vi.fn((_turn: string, _last: string | undefined) => script([ev('t9:3', 'done')]));
+    const out = await collect(
+      resumable(new AbortController().signal, {
+        open: () => script([ev('t9:1', 'thinking'), ev('t9:2', 'content', { content: 'a' })], new TypeError('network error')),
+        reopen,
+        sleep: noSleep,
+      }),
+    );
+    expect(out.got).toEqual(['t9:1:thinking', 't9:2:content', 't9:3:done']);
+    expect(reopen.mock.calls[0].slice(0, 2)).toEqual(['t9', 't9:2']);
   });
 
   it('backs off 0.5 s doubling to 8 s, with ±20 % jitter', () => {

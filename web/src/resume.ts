@@ -1,6 +1,7 @@
 // Resuming a turn's event stream after a network drop. The agent gives every SSE event an
-// `id:` and names the turn (`turn_id` in an event's data); `GET /chat/stream/{turn_id}`
-// with the `Last-Event-ID` header replays what came after that event, then goes on live.
+// `id:` of the form `<turn>:<seq>` (crates/kg-agent-core replay.rs) and may name the turn
+// in an event's data (`turn_id`); `GET /chat/stream/{turn_id}` with the `Last-Event-ID`
+// header replays what came after that event, then goes on live.
 // A drop (the body fails, or ends before `done`) reopens the stream that way, after a
 // backoff; events already seen (same id) are not handed on twice. Without a turn id there
 // is nothing to resume: the drop is reported as before.
@@ -42,16 +43,23 @@ export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** The turn id an event names, if any. */
+/** A turn id as the agent makes them: `t`, then letters, digits, `-` or `_`. */
+const TURN = /^t[A-Za-z0-9_-]{0,63}$/;
+
+/** The turn an event belongs to: its data's `turn_id`, else the `<turn>` of its id. */
 export function turnIdOf(m: SseMessage): string | undefined {
-  if (!m.data.includes('turn_id')) return undefined;
-  try {
-    const p: unknown = JSON.parse(m.data);
-    const id = typeof p === 'object' && p !== null ? (p as Record<string, unknown>).turn_id : undefined;
-    return typeof id === 'string' && id !== '' && id.length <= 200 ? id : undefined;
-  } catch {
-    return undefined;
+  if (m.data.includes('turn_id')) {
+    try {
+      const p: unknown = JSON.parse(m.data);
+      const id = typeof p === 'object' && p !== null ? (p as Record<string, unknown>).turn_id : undefined;
+      if (typeof id === 'string' && id !== '' && id.length <= 200) return id;
+    } catch {
+      /* not JSON: the id may still say */
+    }
   }
+  const at = m.id?.lastIndexOf(':') ?? -1;
+  const turn = at > 0 && /^\d+$/.test(m.id?.slice(at + 1) ?? '') ? m.id?.slice(0, at) : undefined;
+  return turn !== undefined && TURN.test(turn) ? turn : undefined;
 }
 
 const isAbort = (e: unknown) => e instanceof DOMException && e.name === 'AbortError';
@@ -73,7 +81,9 @@ export async function* resumable(signal: AbortSignal, hooks: ResumeHooks): Async
     let dropped: unknown;
     try {
       for await (const m of stream) {
-        if (m.id !== undefined) {
+        // An event without an id line carries the last id again (the SSE rules): only an
+        // earlier id coming back is a replayed event.
+        if (m.id !== undefined && m.id !== lastEventId) {
           if (seen.has(m.id)) continue;
           seen.add(m.id);
           lastEventId = m.id;
