@@ -6,3 +6,4 @@ pub mod events;
 pub mod memory;
 pub mod ownership;
 pub mod react;
+pub mod turn;

@@ -4,10 +4,26 @@
 //! synthesises the best answer from what was gathered (seed 002 properties 8–10).
 
 use crate::events::Event;
+use crate::turn::ports::{EventSink, Toolset};
 use llm_client::{
     ChatRequest, ChatResponse, LlmError, Message, ToolCall, ToolChoice, ToolSpec, Usage,
 };
 use serde_json::Value;
+
+/// The ReAct step's system prompt: what the LLM is told about the graph and the tools. Kept
+/// here, in one place, so the prompt text can change without touching the loop.
+pub fn system_prompt(set: Toolset) -> String {
+    let base = "You are kg-agent. You answer over a Neo4j knowledge graph of procurement data (Supplier, Product, PurchaseOrder, LineItem, Invoice, Payment, Account) using the tools; never invent entities or values that the tools did not return. Find entities by name with search_instances, explore with get_instance_neighbors, get_instances_by_class, find_path_between_instances and describe_class; use run_read_cypher only when no other tool fits. Call several tools in one step when they are independent. When you have enough, answer briefly in the user's language and name the entity ids you used.";
+    match set {
+        Toolset::Query => base.into(),
+        Toolset::Action => format!(
+            "{base} The user wants to change entities. Find every target entity with the query tools (e.g. all orders of a supplier), check the action with list_available_actions / get_action_details, then call propose_action_plan exactly once with all target ids and the parameters. Do not filter targets by preconditions: the executor checks each one and reports failures."
+        ),
+    }
+}
+
+/// The system prompt of a direct answer (small talk; no tools).
+pub const DIRECT_ANSWER_PROMPT: &str = "You are kg-agent, a helpful assistant for a procurement knowledge graph (suppliers, products, purchase orders, invoices, payments). Reply briefly and in the user's language. Do not invent data.";
 
 /// The LLM, as the loop needs it.
 pub trait Model {
@@ -46,6 +62,8 @@ pub struct LoopOutcome {
     /// Model calls made.
     pub steps: u32,
     pub limit_reached: bool,
+    /// The client went away: the loop stopped before its next model or tool call.
+    pub cancelled: bool,
     pub usage: Usage,
 }
 
@@ -54,26 +72,28 @@ pub struct Limits {
     pub max_steps: u32,
 }
 
-/// Runs the loop. `messages` holds the system prompt, the history and the question.
+/// Runs the loop. `messages` holds the system prompt, the history and the question. Once
+/// the sink says the client is gone, no further model or tool call starts.
 pub fn run(
     mut messages: Vec<Message>,
     tools: &[ToolSpec],
     model: &mut dyn Model,
     runner: &mut dyn ToolRunner,
     limits: &Limits,
-    emit: &mut dyn FnMut(Event),
+    sink: &mut dyn EventSink,
 ) -> Result<LoopOutcome, LlmError> {
     let mut outcome = LoopOutcome {
         answer: None,
         gathered: Vec::new(),
         steps: 0,
         limit_reached: false,
+        cancelled: false,
         usage: Usage::default(),
     };
     while outcome.steps < limits.max_steps {
         outcome.steps += 1;
         let step = outcome.steps;
-        emit(Event::Thinking {
+        sink.emit(Event::Thinking {
             node: "agent".into(),
             display_name: format!("Reasoning (step {step})"),
             details: if step == 1 {
@@ -83,12 +103,25 @@ pub fn run(
             },
             sub_status: format!("step {step} of at most {}", limits.max_steps),
         });
+        if sink.gone() {
+            outcome.steps -= 1;
+            outcome.cancelled = true;
+            return Ok(outcome);
+        }
         let request =
             ChatRequest::new(messages.clone()).with_tools(tools.to_vec(), ToolChoice::Auto);
         let started = std::time::Instant::now();
-        let response = model.complete(&request)?;
+        let response = match model.complete(&request) {
+            Ok(response) => response,
+            // A call cut short because the client left is a cancellation, not a failure.
+            Err(_) if sink.gone() => {
+                outcome.cancelled = true;
+                return Ok(outcome);
+            }
+            Err(e) => return Err(e),
+        };
         let usage = response.usage.unwrap_or_default();
-        emit(crate::events::step_trace(
+        sink.emit(crate::events::step_trace(
             step,
             crate::events::millis_since(started),
             usage.prompt_tokens,
@@ -114,7 +147,11 @@ pub fn run(
             response.tool_calls.clone(),
         ));
         for call in &response.tool_calls {
-            emit(Event::ToolCall {
+            if sink.gone() {
+                outcome.cancelled = true;
+                return Ok(outcome);
+            }
+            sink.emit(Event::ToolCall {
                 step,
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -122,9 +159,13 @@ pub fn run(
                     .arguments_json()
                     .unwrap_or(Value::String(call.arguments.clone())),
             });
+            if sink.gone() {
+                outcome.cancelled = true;
+                return Ok(outcome);
+            }
             let started = std::time::Instant::now();
             let observation = runner.run(call);
-            emit(Event::ToolResult {
+            sink.emit(Event::ToolResult {
                 step,
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -133,7 +174,7 @@ pub fn run(
                 latency_ms: crate::events::millis_since(started),
             });
             if let Some(graph) = &observation.graph {
-                emit(Event::GraphData(graph.clone()));
+                sink.emit(Event::GraphData(graph.clone()));
             }
             messages.push(Message::tool_result(
                 call.id.clone(),
@@ -224,17 +265,17 @@ mod tests {
             calls: 0,
             seen_tool_results: vec![],
         };
-        let mut events = Vec::new();
+        let mut events = crate::turn::ports::Collected::default();
         let outcome = run(
             vec![Message::user("q")],
             &[],
             &mut model,
             &mut Tools,
             &Limits { max_steps },
-            &mut |e| events.push(e),
+            &mut events,
         )
         .unwrap();
-        (outcome, model, events)
+        (outcome, model, events.0)
     }
 
     #[test]

@@ -1,27 +1,66 @@
 //! The agent endpoints: `/chat` (JSON), `/chat/stream` (SSE), `/chat/approve`, the
 //! seed-002 `/api/qa/query` shape, and conversation history.
 
-mod engine;
 mod kv;
 mod model;
 mod sink;
 mod tools;
+mod wit;
 
 use crate::identity::Principal;
-use engine::{Settings, TurnResult, turn};
 use kg_agent_core::events::Event;
 use kg_agent_core::memory;
+use kg_agent_core::turn::ports::{Actor, Collected, EventSink, Ports};
+use kg_agent_core::turn::{self, Settings, TurnResult};
 use kg_http::ApiError;
 use kg_http::chat::{approve_body, chat_body};
 use kg_identity::Permission;
 use serde_json::{Value, json};
-use sink::{Collected, EventSink, Streamed};
+use sink::{Link, Streamed};
 use spin_sdk::http::{OutgoingResponse, Request, Response, ResponseOutparam};
 
 fn settings() -> Settings {
     Settings {
         max_steps: kg_spin::number_variable("agent_max_steps", 10).clamp(1, 50) as u32,
     }
+}
+
+fn actor(who: &Principal) -> Actor {
+    Actor {
+        caller: who.caller.clone(),
+        may_act: who.may(Permission::ActionsExecute),
+        admin: who.may(Permission::ConversationsAll),
+    }
+}
+
+fn open_kv() -> Result<kv::SpinKv, ApiError> {
+    kv::SpinKv::open().map_err(turn::kv_error)
+}
+
+/// Binds the turn's ports to Spin and the components, and runs `work` with them.
+/// `link`: the stream, when the turn streams (LLM calls then watch it).
+fn with_ports<T>(
+    who: &Principal,
+    sink: &mut dyn EventSink,
+    link: Option<Link>,
+    work: impl FnOnce(&Actor, &mut Ports) -> Result<T, ApiError>,
+) -> Result<T, ApiError> {
+    let actor = actor(who);
+    let kv = open_kv()?;
+    let mut model = model::LlmModel::new(link);
+    let mut tools = tools::WitTools::new(actor.caller.clone(), actor.may_act);
+    let mut ports = Ports {
+        kv: &kv,
+        model: &mut model,
+        tools: &mut tools,
+        router: &mut wit::WitRouter,
+        summariser: &mut wit::WitSummariser,
+        executor: &mut wit::WitExecutor,
+        sink,
+        clock: &wit::SpinClock,
+        chain: &mut wit::CausalChain,
+    };
+    work(&actor, &mut ports)
 }
 
 fn answer_json(result: &TurnResult, events: &[Event], trace: bool, started: u64) -> Value {
@@ -78,7 +117,9 @@ pub fn chat(request: &Request, who: &Principal) -> Result<Response, ApiError> {
     let body = chat_body(&kg_http::body::json_object(request.body())?)?;
     crate::limits::check_tokens(&who.caller.subject)?;
     let mut events = Collected::default();
-    let result = turn(&body, &settings(), who, &mut events)?;
+    let result = with_ports(who, &mut events, None, |actor, ports| {
+        turn::turn(&body, &settings(), actor, ports)
+    })?;
     spent(who, &result);
     Ok(crate::json_response(
         200,
@@ -118,7 +159,9 @@ pub fn approve(request: &Request, who: &Principal, stream: bool) -> Result<Appro
         return Ok(Approval::Stream(token, approve));
     }
     let mut events = Collected::default();
-    let result = engine::resolve(&token, approve, None, who, &mut events)?;
+    let result = with_ports(who, &mut events, None, |actor, ports| {
+        turn::resolve(&token, approve, None, actor, ports)
+    })?;
     spent(who, &result);
     Ok(Approval::Done(crate::json_response(
         200,
@@ -132,16 +175,20 @@ fn stream_with(
     who: &Principal,
     extra: &[(String, String)],
     out: ResponseOutparam,
-    work: impl FnOnce(&mut dyn EventSink) -> Result<TurnResult, ApiError>,
+    work: impl FnOnce(&Actor, &mut Ports) -> Result<TurnResult, ApiError>,
 ) {
     let Ok(headers) = crate::headers::sse_fields(extra) else {
         return;
     };
     let response = OutgoingResponse::new(headers);
-    let mut sink = Streamed::new(response.take_body());
+    let Ok(body) = response.body() else {
+        return;
+    };
+    let mut sink = Streamed::new(body);
     out.set(response);
     sink.comment("kg-agent");
-    match work(&mut sink) {
+    let link = sink.link();
+    match with_ports(who, &mut sink, Some(link), work) {
         Ok(result) => spent(who, &result),
         Err(e) => sink.emit(Event::Error {
             code: e.code.clone(),
@@ -163,8 +210,8 @@ pub async fn approve_stream(
     extra: &[(String, String)],
     out: ResponseOutparam,
 ) {
-    stream_with(&who, extra, out, |sink| {
-        engine::resolve(&token, approve, None, &who, sink)
+    stream_with(&who, extra, out, |actor, ports| {
+        turn::resolve(&token, approve, None, actor, ports)
     });
 }
 
@@ -186,15 +233,15 @@ pub async fn stream(
     extra: &[(String, String)],
     out: ResponseOutparam,
 ) {
-    stream_with(&who, extra, out, |sink| {
-        turn(&body, &settings(), &who, sink)
+    stream_with(&who, extra, out, |actor, ports| {
+        turn::turn(&body, &settings(), actor, ports)
     });
 }
 
 /// `GET /conversations`: the caller's own conversations (admins too: their own), newest
 /// first, with the question that started each and when it last changed.
 pub fn list_conversations(who: &Principal) -> Result<Response, ApiError> {
-    let kv = kv::SpinKv::open().map_err(|e| ApiError::new(503, "unavailable", e))?;
+    let kv = open_kv()?;
     let listed = kg_agent_core::ownership::list_owned(&kv, &who.caller.subject)
         .map_err(|e| ApiError::new(503, "unavailable", e))?;
     Ok(crate::json_response(200, &json!({"conversations": listed})))
@@ -202,8 +249,8 @@ pub fn list_conversations(who: &Principal) -> Result<Response, ApiError> {
 
 pub fn get_conversation(id: &str, who: &Principal) -> Result<Response, ApiError> {
     memory::check_id(id).map_err(ApiError::bad_request)?;
-    let kv = kv::SpinKv::open().map_err(|e| ApiError::new(503, "unavailable", e))?;
-    engine::authorize(&kv, id, who, false)?;
+    let kv = open_kv()?;
+    turn::authorize(&kv, id, &actor(who), false)?;
     let conversation = memory::load(&kv, id).map_err(|e| ApiError::new(503, "unavailable", e))?;
     if conversation.turns.is_empty() {
         return Err(ApiError::new(
@@ -225,8 +272,8 @@ pub fn get_conversation(id: &str, who: &Principal) -> Result<Response, ApiError>
 
 pub fn delete_conversation(id: &str, who: &Principal) -> Result<Response, ApiError> {
     memory::check_id(id).map_err(ApiError::bad_request)?;
-    let kv = kv::SpinKv::open().map_err(|e| ApiError::new(503, "unavailable", e))?;
-    engine::authorize(&kv, id, who, false)?;
+    let kv = open_kv()?;
+    turn::authorize(&kv, id, &actor(who), false)?;
     let deleted = memory::delete(&kv, id).map_err(|e| ApiError::new(503, "unavailable", e))?;
     kg_agent_core::ownership::forget(&kv, id).map_err(|e| ApiError::new(503, "unavailable", e))?;
     if deleted == 0 {

@@ -1,100 +1,136 @@
-//! Where the agent's events go: collected for the JSON answer, or written to the client
-//! as Server-Sent Events as they happen.
+//! The SSE response body as the agent's event sink. Frames are written straight to the
+//! body's output stream, so the stream can also be asked, without writing, whether the
+//! client is still there (`check-write` fails once the host dropped the connection):
+//! that is how a turn notices a departed client in the middle of an LLM call or a batch.
 
-use super::model::Beat;
-use futures::SinkExt;
 use kg_agent_core::events::{Event, StreamState};
+use kg_agent_core::turn::ports::EventSink;
 use kg_http::sse;
+use spin_sdk::http::OutgoingBody;
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::time::Duration;
+use wasi::io::streams::OutputStream;
 
-pub trait EventSink {
-    fn emit(&mut self, event: Event);
-    /// True once the client has gone away: the agent stops working.
-    fn gone(&self) -> bool;
-    /// True when events reach the client as they happen (the answer can be streamed).
-    fn streaming(&self) -> bool {
-        false
-    }
-    /// Called while waiting; a stream sends a comment so proxies keep it open.
-    fn heartbeat(&mut self) {}
-    /// A heartbeat callable from inside an LLM call, for streams.
-    fn beat(&self) -> Option<Beat> {
-        None
-    }
-}
+/// How often an idle stream hears from us (DESIGN.md §3).
+pub const HEARTBEAT: Duration = Duration::from_secs(10);
+/// Most bytes one `blocking-write-and-flush` takes (wasi:io).
+const WRITE_CHUNK: usize = 4096;
 
-/// Keeps every event, for `/chat`'s JSON answer.
-#[derive(Default)]
-pub struct Collected(pub Vec<Event>);
-
-impl EventSink for Collected {
-    fn emit(&mut self, event: Event) {
-        self.0.push(event);
-    }
-    fn gone(&self) -> bool {
-        false
-    }
-}
-
-struct Body<S> {
-    sink: S,
+struct Body {
+    /// Dropped before `body` is finished.
+    stream: Option<OutputStream>,
+    body: Option<OutgoingBody>,
     gone: bool,
+    /// Monotonic ms of the last frame written (heartbeats are paced from it).
+    last_write_ms: u64,
 }
 
-/// Writes each event to the response body as it comes; shared with the LLM transport
-/// so heartbeats can go out while a call is pending.
-pub struct Streamed<S> {
-    body: Rc<RefCell<Body<S>>>,
-    /// Stamps seed 001's envelope on each event and ends the stream with `completed`.
+impl Body {
+    fn write(&mut self, frame: &[u8]) {
+        let Some(stream) = self.stream.as_ref().filter(|_| !self.gone) else {
+            return;
+        };
+        for chunk in frame.chunks(WRITE_CHUNK) {
+            if stream.blocking_write_and_flush(chunk).is_err() {
+                self.gone = true;
+                return;
+            }
+        }
+        self.last_write_ms = kg_spin::clock::monotonic_ms();
+    }
+
+    /// True once the client is gone; asks the stream without writing.
+    fn closed(&mut self) -> bool {
+        if !self.gone
+            && let Some(stream) = &self.stream
+            && stream.check_write().is_err()
+        {
+            self.gone = true;
+        }
+        self.gone || self.stream.is_none()
+    }
+}
+
+impl Drop for Body {
+    fn drop(&mut self) {
+        drop(self.stream.take());
+        if let Some(body) = self.body.take() {
+            // The client may be gone; there is nobody to tell.
+            let _ = OutgoingBody::finish(body, None);
+        }
+    }
+}
+
+/// What an LLM call in flight needs of the stream: a heartbeat, and whether anyone is
+/// still listening.
+#[derive(Clone)]
+pub struct Link(Rc<RefCell<Body>>);
+
+impl Link {
+    /// Sends a heartbeat comment if the stream has been quiet for [`HEARTBEAT`].
+    pub fn beat(&self) {
+        if let Ok(mut body) = self.0.try_borrow_mut()
+            && kg_spin::clock::monotonic_ms().saturating_sub(body.last_write_ms)
+                >= HEARTBEAT.as_millis() as u64
+        {
+            body.write(&sse::comment("heartbeat"));
+        }
+    }
+    pub fn closed(&self) -> bool {
+        self.0
+            .try_borrow_mut()
+            .map(|mut b| b.closed())
+            .unwrap_or(false)
+    }
+}
+
+/// Writes each event to the response body as it comes, with seed 001's envelope, ending
+/// with `completed` then `done`.
+pub struct Streamed {
+    body: Rc<RefCell<Body>>,
     state: StreamState,
 }
 
-impl<S: futures::Sink<Vec<u8>> + Unpin + 'static> Streamed<S> {
-    pub fn new(sink: S) -> Self {
+impl Streamed {
+    pub fn new(body: OutgoingBody) -> Self {
+        let stream = body.write().ok();
+        let gone = stream.is_none();
         Streamed {
-            body: Rc::new(RefCell::new(Body { sink, gone: false })),
+            body: Rc::new(RefCell::new(Body {
+                stream,
+                body: Some(body),
+                gone,
+                last_write_ms: kg_spin::clock::monotonic_ms(),
+            })),
             state: StreamState::default(),
         }
     }
 
     pub fn comment(&mut self, text: &str) {
-        write(&self.body, sse::comment(text));
+        self.body.borrow_mut().write(&sse::comment(text));
+    }
+
+    pub fn link(&self) -> Link {
+        Link(self.body.clone())
     }
 }
 
-/// The agent runs synchronously between events; each frame is flushed before the next
-/// step starts, so the client sees progress as it happens.
-fn write<S: futures::Sink<Vec<u8>> + Unpin>(body: &RefCell<Body<S>>, frame: Vec<u8>) {
-    let Ok(mut body) = body.try_borrow_mut() else {
-        return;
-    };
-    if body.gone {
-        return;
-    }
-    if spin_sdk::http::run(body.sink.send(frame)).is_err() {
-        body.gone = true;
-    }
-}
-
-impl<S: futures::Sink<Vec<u8>> + Unpin + 'static> EventSink for Streamed<S> {
+impl EventSink for Streamed {
     fn emit(&mut self, event: Event) {
         let timestamp = kg_spin::clock::now_rfc3339();
+        let mut body = self.body.borrow_mut();
         for (kind, data) in self.state.frames(&event, &timestamp) {
-            write(&self.body, sse::event(kind, data));
+            body.write(&sse::event(kind, data));
         }
     }
     fn gone(&self) -> bool {
-        self.body.try_borrow().map(|b| b.gone).unwrap_or(false)
+        self.body.borrow_mut().closed()
     }
     fn streaming(&self) -> bool {
         true
     }
     fn heartbeat(&mut self) {
-        self.comment("heartbeat");
-    }
-    fn beat(&self) -> Option<Beat> {
-        let body = self.body.clone();
-        Some(Rc::new(move || write(&body, sse::comment("heartbeat"))))
+        self.link().beat();
     }
 }

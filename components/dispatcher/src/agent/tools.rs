@@ -6,6 +6,7 @@
 use kg_actions::tools as action_tools;
 use kg_agent_core::approval::ActionPlan;
 use kg_agent_core::react::{Observation, ToolRunner};
+use kg_agent_core::turn::ports::{AgentTools, Toolset};
 use kg_wit::kg::{
     action_executor::action_executor, query_tools::query_tools, retriever::retriever,
 };
@@ -21,15 +22,7 @@ const MAX_OBSERVATION_CHARS: usize = 16_000;
 /// Targets of one plan whose names are looked up (the read tool's row limit).
 const MAX_NAMED_TARGETS: usize = 1_000;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Toolset {
-    /// Questions: graph tools and document search.
-    Query,
-    /// Actions: the above, the read-only action tools and the plan.
-    Action,
-}
-
-pub fn specs(set: Toolset) -> Vec<ToolSpec> {
+fn specs(set: Toolset) -> Vec<ToolSpec> {
     let mut specs: Vec<ToolSpec> = query_tools::list_tools()
         .into_iter()
         .map(|t| ToolSpec {
@@ -77,15 +70,15 @@ pub fn specs(set: Toolset) -> Vec<ToolSpec> {
 /// LLM is offered already leave out what the caller may not use; a call to one anyway is
 /// refused here (and the action-executor re-checks what it is asked to do), so no prompt
 /// can raise the caller's permissions.
-pub struct AgentTools {
-    pub plan: Option<ActionPlan>,
-    pub caller: kg_wit::types::Caller,
-    pub may_act: bool,
+pub struct WitTools {
+    plan: Option<ActionPlan>,
+    caller: kg_wit::types::Caller,
+    may_act: bool,
 }
 
-impl AgentTools {
-    pub fn new(caller: kg_wit::types::Caller, may_act: bool) -> AgentTools {
-        AgentTools {
+impl WitTools {
+    pub fn new(caller: kg_wit::types::Caller, may_act: bool) -> WitTools {
+        WitTools {
             plan: None,
             caller,
             may_act,
@@ -93,7 +86,19 @@ impl AgentTools {
     }
 }
 
-impl ToolRunner for AgentTools {
+impl AgentTools for WitTools {
+    fn specs(&mut self, set: Toolset) -> Vec<ToolSpec> {
+        specs(set)
+    }
+    fn take_plan(&mut self) -> Option<ActionPlan> {
+        self.plan.take()
+    }
+    fn entity_names(&mut self, entity_type: &str, ids: &[String]) -> HashMap<String, String> {
+        entity_names(entity_type, ids)
+    }
+}
+
+impl ToolRunner for WitTools {
     fn run(&mut self, call: &ToolCall) -> Observation {
         let arguments = match call.arguments_json() {
             Ok(Value::Object(map)) => Value::Object(map),
@@ -262,7 +267,7 @@ fn validate(caller: &kg_wit::types::Caller, args: &Value) -> Result<Observation,
     )
 }
 
-impl AgentTools {
+impl WitTools {
     fn propose(&mut self, args: &Value) -> Result<Observation, String> {
         let plan = ActionPlan {
             entity_type: text(args, "entity_type")?,
@@ -291,7 +296,7 @@ impl AgentTools {
 /// (`run_read_cypher`, read-only, its label checked against the live schema): an
 /// entity's `name`, as the graph tools caption it. Best effort: ids the graph does not
 /// name (or a failed read) are left out, and the plan shows the id instead.
-pub fn entity_names(entity_type: &str, ids: &[String]) -> HashMap<String, String> {
+fn entity_names(entity_type: &str, ids: &[String]) -> HashMap<String, String> {
     let mut names = HashMap::new();
     let label_ok = !entity_type.is_empty()
         && entity_type

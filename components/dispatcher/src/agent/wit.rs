@@ -1,0 +1,98 @@
+//! The turn's ports bound to the other components over WIT (each graph call inside the
+//! request's bookmark chain, `crate::causal`), to the Spin clock, and to the chain itself.
+
+use kg_agent_core::turn::ports::{
+    AnswerStream, Batch, Bookmarks, Clock, Executor, Router, Summariser,
+};
+use kg_wit::kg::action_executor::action_executor::{
+    self as executor, ApprovalInfo, BatchPoll, BatchRun, ExecutionRequest, PlanDecision,
+    PlanRequest,
+};
+use kg_wit::kg::router::router::{self, RouteDecision, RouteRequest};
+use kg_wit::kg::summariser::summariser::{self, Answer, StreamPoll, SummaryRequest};
+use kg_wit::types::{Caller, Error};
+
+pub struct WitRouter;
+
+impl Router for WitRouter {
+    fn route(&mut self, request: &RouteRequest) -> Result<RouteDecision, Error> {
+        router::route(request)
+    }
+}
+
+pub struct WitSummariser;
+
+struct WitAnswerStream(summariser::AnswerStream);
+
+impl AnswerStream for WitAnswerStream {
+    fn next(&mut self, wait_ms: u32) -> Result<StreamPoll, Error> {
+        self.0.next(wait_ms)
+    }
+}
+
+impl Summariser for WitSummariser {
+    fn summarise(&mut self, request: &SummaryRequest) -> Result<Answer, Error> {
+        summariser::summarise(request)
+    }
+    fn start(&mut self, request: &SummaryRequest) -> Result<Box<dyn AnswerStream>, Error> {
+        Ok(Box::new(WitAnswerStream(summariser::start(request)?)))
+    }
+}
+
+pub struct WitExecutor;
+
+struct WitBatch(BatchRun);
+
+impl Batch for WitBatch {
+    fn total(&self) -> u32 {
+        self.0.total()
+    }
+    fn next(&mut self, wait_ms: u32) -> Result<BatchPoll, Error> {
+        crate::causal::executor(|| self.0.next(wait_ms))
+    }
+    fn cancel(&mut self) {
+        self.0.cancel();
+    }
+}
+
+impl Executor for WitExecutor {
+    fn plan(&mut self, caller: &Caller, request: &PlanRequest) -> Result<PlanDecision, Error> {
+        crate::causal::executor(|| executor::plan(caller, request))
+    }
+    fn start_batch(&mut self, request: &ExecutionRequest) -> Result<Box<dyn Batch>, Error> {
+        let run = crate::causal::executor(|| executor::start_batch(request))?;
+        Ok(Box::new(WitBatch(run)))
+    }
+    fn get_approval(&mut self, token: &str) -> Result<ApprovalInfo, Error> {
+        crate::causal::executor(|| executor::get_approval(token))
+    }
+    fn reject_plan(&mut self, caller: &Caller, token: &str) -> Result<ApprovalInfo, Error> {
+        crate::causal::executor(|| executor::reject_plan(caller, token))
+    }
+}
+
+pub struct SpinClock;
+
+impl Clock for SpinClock {
+    fn now(&self) -> String {
+        kg_spin::clock::now_rfc3339()
+    }
+    fn ordered_suffix(&self) -> String {
+        kg_spin::clock::ordered_suffix()
+    }
+    fn unique_id(&self, prefix: &str) -> String {
+        kg_spin::clock::unique_id(prefix)
+    }
+}
+
+/// The request's bookmark chain (`crate::causal`).
+pub struct CausalChain;
+
+impl Bookmarks for CausalChain {
+    fn resume(&mut self, bookmarks: Vec<String>) {
+        crate::causal::resume(bookmarks);
+    }
+    fn current(&self) -> Vec<String> {
+        crate::causal::current()
+    }
+}

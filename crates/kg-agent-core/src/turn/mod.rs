@@ -1,0 +1,489 @@
+//! One chat turn: route the message, then answer directly, ask for clarification, run the
+//! ReAct loop over the tools and synthesise, or plan an action — pausing for approval when
+//! it must — and execute it with progress. Events go to the sink as they happen; the turn
+//! is remembered in the key-value store. Everything outside goes through [`ports`], so the
+//! dispatcher binds the turn to WIT and Spin and tests bind it to fakes.
+//!
+//! Once the sink says the client is gone, the turn starts no further LLM, tool or graph
+//! call, records `cancelled` in the conversation, and ends with [`cancelled`].
+
+mod act;
+mod answer;
+pub mod ports;
+
+pub use act::resolve;
+
+use crate::approval::{self, Reply};
+use crate::events::{Completion, Event, Outcome, RouteMethod};
+use crate::memory::{self, Turn};
+use crate::ownership;
+use crate::react::{self, Limits};
+use kg_http::ApiError;
+use kg_http::chat::{ChatBody, RoutingMode};
+use kg_wit::kg::router::router;
+use kg_wit::kg::summariser::summariser;
+use kg_wit::types::{Message as WitMessage, Role};
+use llm_client::{ChatRequest, LlmError, Message};
+use ports::{Actor, Ports, Toolset};
+use serde_json::{Value, json};
+
+/// Turns the LLM sees verbatim; older ones only through the running summary.
+pub const RECENT_TURNS: usize = 12;
+
+/// The route a turn cut short by a departed client is remembered under.
+pub const CANCELLED_ROUTE: &str = "cancelled";
+
+pub struct Settings {
+    pub max_steps: u32,
+}
+
+/// What a turn produced, for the JSON answer.
+#[derive(Debug, Clone)]
+pub struct TurnResult {
+    pub conversation_id: String,
+    pub answer: String,
+    pub route: Value,
+    pub sources: Vec<Value>,
+    pub actions: Option<Value>,
+    pub approval: Option<Value>,
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    /// The LLM that wrote the answer (`None` when no LLM took part).
+    pub model_used: Option<String>,
+    /// Reasoning steps (LLM calls of the ReAct loop).
+    pub steps: u32,
+    /// A plan waits for approval.
+    pub awaiting_approval: bool,
+}
+
+impl TurnResult {
+    fn new(conversation_id: String) -> TurnResult {
+        TurnResult {
+            conversation_id,
+            answer: String::new(),
+            route: Value::Null,
+            sources: Vec::new(),
+            actions: None,
+            approval: None,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            model_used: None,
+            steps: 0,
+            awaiting_approval: false,
+        }
+    }
+
+    /// The stream's `completed` event for this result.
+    pub fn completion(&self) -> Completion {
+        Completion {
+            conversation_id: self.conversation_id.clone(),
+            outcome: if self.awaiting_approval {
+                Outcome::AwaitingApproval
+            } else {
+                Outcome::Answered
+            },
+            answer: self.answer.clone(),
+            sources: self.sources.clone(),
+            route: self.route.clone(),
+            model_used: self.model_used.clone(),
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: self.completion_tokens,
+            steps: self.steps,
+            actions: self.actions.clone(),
+            approval: self.approval.clone(),
+        }
+    }
+}
+
+/// The error a turn ends with when its client went away.
+pub fn cancelled() -> ApiError {
+    ApiError::new(499, "client_gone", "the client disconnected")
+}
+
+/// An LLM failure as the API reports it: which endpoint and model failed, and after how
+/// many attempts (never the key).
+pub fn llm_api_error(e: &LlmError, endpoint: Option<(String, String)>) -> ApiError {
+    let (status, code, attempts) = match e {
+        LlmError::NotConfigured(_) => (503, "llm_not_configured", 0),
+        LlmError::Unavailable { attempts, .. } => (503, "llm_unavailable", *attempts),
+        LlmError::Timeout { attempts, .. } => (504, "llm_timeout", *attempts),
+        LlmError::Upstream { attempts, .. } => (502, "llm_upstream", *attempts),
+        LlmError::BadResponse(_) => (502, "llm_upstream", 1),
+    };
+    let mut error = ApiError::new(status, code, e.to_string());
+    let mut detail = json!({"attempts": attempts});
+    if let Some((provider, model)) = endpoint {
+        detail["provider"] = json!(provider);
+        detail["model"] = json!(model);
+    }
+    error.detail = Some(detail);
+    error
+}
+
+/// How the router's decision was made, as the seeds name it.
+fn route_method(mode: router::RoutingMode) -> RouteMethod {
+    match mode {
+        router::RoutingMode::Rule => RouteMethod::Rule,
+        router::RoutingMode::Llm => RouteMethod::Llm,
+        router::RoutingMode::Hybrid => RouteMethod::Hybrid,
+    }
+}
+
+/// A failure as a stream reports it: `code`, `message` and the error's detail fields.
+fn failure_event(e: &ApiError) -> Event {
+    let mut detail = match &e.detail {
+        Some(Value::Object(map)) => map.clone(),
+        Some(other) => {
+            let mut map = serde_json::Map::new();
+            map.insert("detail".into(), other.clone());
+            map
+        }
+        None => serde_json::Map::new(),
+    };
+    detail.insert("status".into(), json!(e.status));
+    Event::Failure {
+        code: e.code.clone(),
+        message: e.message.clone(),
+        detail,
+    }
+}
+
+pub fn kv_error(e: String) -> ApiError {
+    ApiError::new(503, "unavailable", e)
+}
+
+/// Someone else's conversation is answered like one that does not exist.
+pub fn no_conversation(id: &str) -> ApiError {
+    ApiError::new(404, "not_found", format!("no conversation `{id}`"))
+}
+
+/// `conversation` may be used by `actor` (`start`: a turn may begin it).
+pub fn authorize(
+    kv: &dyn memory::Kv,
+    conversation: &str,
+    actor: &Actor,
+    start: bool,
+) -> Result<(), ApiError> {
+    ownership::authorize(kv, conversation, &actor.caller.subject, actor.admin, start).map_err(|e| {
+        match e {
+            ownership::Refused::NotFound => no_conversation(conversation),
+            ownership::Refused::Store(e) => kv_error(e),
+        }
+    })
+}
+
+fn chinese(text: &str) -> bool {
+    text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+}
+
+/// Runs one turn for `body`.
+pub fn turn(
+    body: &ChatBody,
+    settings: &Settings,
+    actor: &Actor,
+    p: &mut Ports,
+) -> Result<TurnResult, ApiError> {
+    let conversation = match &body.conversation_id {
+        Some(id) => {
+            memory::check_id(id).map_err(ApiError::bad_request)?;
+            id.clone()
+        }
+        None => p.clock.unique_id("c"),
+    };
+    authorize(p.kv, &conversation, actor, true)?;
+    // The turn's graph reads wait for the conversation's earlier writes (on a cluster, a
+    // follower may not have applied them yet), and its own writes are remembered for the
+    // next turn, whatever the turn's outcome.
+    let started = memory::load_bookmarks(p.kv, &conversation).map_err(kv_error)?;
+    p.chain.resume(started.clone());
+    let result = converse(conversation.clone(), body, settings, actor, p);
+    if let Err(e) = memory::save_bookmarks(p.kv, &conversation, &started, &p.chain.current()) {
+        eprintln!("agent: could not remember the graph bookmarks of {conversation}: {e}");
+    }
+    match result {
+        Ok(result) => {
+            p.sink.emit(Event::Completed(Box::new(result.completion())));
+            Ok(result)
+        }
+        // Nobody is listening: say so in the conversation, and stop.
+        Err(e) if p.sink.gone() => {
+            remember(
+                p,
+                &conversation,
+                "assistant",
+                "The turn was cancelled: the client disconnected.",
+                Some(CANCELLED_ROUTE),
+            );
+            Err(e)
+        }
+        // A stream reports its own failure, with what failed (which LLM endpoint, how
+        // many attempts); the stream's end then carries `completed` (status `failed`).
+        Err(e) if p.sink.streaming() => {
+            p.sink.emit(failure_event(&e));
+            Ok(TurnResult::new(conversation))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Fails with [`cancelled`] once the client is gone, so no further call starts.
+fn check_listening(p: &Ports) -> Result<(), ApiError> {
+    if p.sink.gone() {
+        Err(cancelled())
+    } else {
+        Ok(())
+    }
+}
+
+/// The turn itself, for an authorised caller of `conversation`.
+fn converse(
+    conversation: String,
+    body: &ChatBody,
+    settings: &Settings,
+    actor: &Actor,
+    p: &mut Ports,
+) -> Result<TurnResult, ApiError> {
+    p.sink.emit(Event::ConversationId(conversation.clone()));
+    let remembered = memory::load_window(p.kv, &conversation, RECENT_TURNS).map_err(kv_error)?;
+    let mut result = TurnResult::new(conversation.clone());
+
+    // A reply to a pending approval question resumes or cancels the plan.
+    if let Some(token) = approval::pending_token(p.kv, &conversation).map_err(kv_error)? {
+        let reply = approval::classify_reply(&body.message);
+        if reply != Reply::Other {
+            remember(p, &conversation, "user", &body.message, Some("approval"));
+            let mut resumed = resolve(&token, reply == Reply::Yes, Some(&conversation), actor, p)?;
+            resumed.conversation_id = conversation;
+            return Ok(resumed);
+        }
+    }
+
+    let mode = match body.routing_mode {
+        RoutingMode::Rule => router::RoutingMode::Rule,
+        RoutingMode::Llm => router::RoutingMode::Llm,
+        RoutingMode::Hybrid => router::RoutingMode::Hybrid,
+    };
+    p.sink.emit(Event::Thinking {
+        node: "router".into(),
+        display_name: "Analysing the request".into(),
+        details: "intent routing".into(),
+        sub_status: format!(
+            "routing mode {}",
+            match mode {
+                router::RoutingMode::Rule => "rule",
+                router::RoutingMode::Llm => "llm",
+                router::RoutingMode::Hybrid => "hybrid",
+            }
+        ),
+    });
+    let mut history = wit_history(&remembered.recent);
+    if let Some(summary) = &remembered.summary {
+        history.insert(
+            0,
+            WitMessage {
+                role: Role::System,
+                content: format!("Summary of the earlier conversation:\n{summary}"),
+                name: None,
+            },
+        );
+    }
+    check_listening(p)?;
+    let decision = p.router.route(&router::RouteRequest {
+        message: body.message.clone(),
+        history: history.clone(),
+        mode,
+    });
+    let (intent, question, clarification) = match decision {
+        Ok(d) => {
+            let intent = intent_name(d.intent);
+            let method = route_method(d.method);
+            result.route = json!({"intent": intent, "confidence": d.confidence, "method": method.as_str(), "reason": d.reason, "refined_question": d.refined_question, "warnings": d.warnings});
+            p.sink.emit(Event::Route {
+                intent: intent.into(),
+                confidence: d.confidence,
+                method,
+                reason: d.reason.clone(),
+                refined_question: d.refined_question.clone(),
+            });
+            let q = if d.refined_question.trim().is_empty() {
+                body.message.clone()
+            } else {
+                d.refined_question
+            };
+            (intent, q, d.clarification)
+        }
+        Err(e) => {
+            // No router: treat the message as a question, and say so.
+            result.route = json!({"intent": "query", "confidence": 0.0, "method": RouteMethod::Fallback.as_str(), "reason": e.message});
+            p.sink.emit(Event::Route {
+                intent: "query".into(),
+                confidence: 0.0,
+                method: RouteMethod::Fallback,
+                reason: format!("router failed ({}); answering as a question", e.message),
+                refined_question: body.message.clone(),
+            });
+            ("query", body.message.clone(), None)
+        }
+    };
+    remember(p, &conversation, "user", &body.message, Some(intent));
+    check_listening(p)?;
+
+    match intent {
+        "clarify" => {
+            result.answer = clarification.unwrap_or_else(|| {
+                if chinese(&body.message) {
+                    "能再具体说明一下您想查询或执行什么吗？".into()
+                } else {
+                    "Could you say more precisely what you want to know or do?".into()
+                }
+            });
+            p.sink.emit(Event::ContentStart);
+            p.sink.emit(Event::Content(result.answer.clone()));
+        }
+        "answer" => {
+            p.model
+                .ready()
+                .map_err(|e| llm_api_error(&e, p.model.endpoint()))?;
+            let mut messages = vec![Message::system(react::DIRECT_ANSWER_PROMPT)];
+            messages.extend(history_messages(&remembered.recent));
+            messages.push(Message::user(body.message.clone()));
+            let response = match p.model.complete(&ChatRequest::new(messages)) {
+                Ok(response) => response,
+                Err(_) if p.sink.gone() => return Err(cancelled()),
+                Err(e) => return Err(llm_api_error(&e, p.model.endpoint())),
+            };
+            if let Some(u) = response.usage {
+                result.prompt_tokens += u.prompt_tokens;
+                result.completion_tokens += u.completion_tokens;
+            }
+            result.model_used = Some(p.model.used());
+            result.answer = response.content;
+            p.sink.emit(Event::ContentStart);
+            p.sink.emit(Event::Content(result.answer.clone()));
+        }
+        _ => {
+            // Only callers who may act are offered the action tools at all.
+            let set = if intent == "action" && actor.may_act {
+                Toolset::Action
+            } else {
+                Toolset::Query
+            };
+            p.model
+                .ready()
+                .map_err(|e| llm_api_error(&e, p.model.endpoint()))?;
+            let mut messages = vec![Message::system(react::system_prompt(set))];
+            if let Some(summary) = &remembered.summary {
+                messages.push(Message::system(format!(
+                    "Summary of the earlier conversation: {summary}"
+                )));
+            }
+            messages.extend(history_messages(&remembered.recent));
+            messages.push(Message::user(question.clone()));
+            let specs = p.tools.specs(set);
+            let outcome = react::run(
+                messages,
+                &specs,
+                &mut *p.model,
+                &mut *p.tools,
+                &Limits {
+                    max_steps: settings.max_steps,
+                },
+                &mut *p.sink,
+            )
+            .map_err(|e| llm_api_error(&e, p.model.endpoint()))?;
+            result.prompt_tokens += outcome.usage.prompt_tokens;
+            result.completion_tokens += outcome.usage.completion_tokens;
+            result.steps = outcome.steps;
+            result.model_used = Some(p.model.used());
+            for g in &outcome.gathered {
+                let line = format!("{}: {}", g.call.name, g.observation.summary);
+                remember(p, &conversation, "tool", &line, None);
+            }
+            check_listening(p)?;
+            if let Some(plan) = p.tools.take_plan() {
+                act::plan_action(&conversation, &question, plan, actor, p, &mut result)?;
+            } else {
+                let note = outcome.limit_reached.then(|| format!("The step limit ({}) was reached; answer from what was gathered and say so.", settings.max_steps));
+                let mut evidence = answer::evidence_of(&outcome.gathered);
+                if let Some(draft) = &outcome.answer {
+                    evidence.push(summariser::Evidence {
+                        source: "agent_draft".into(),
+                        summary: "the reasoning model's draft answer".into(),
+                        data: json!(draft).to_string(),
+                    });
+                }
+                answer::synthesise(
+                    answer::Synthesis {
+                        question: &question,
+                        history: &history,
+                        evidence,
+                        batch: None,
+                        note,
+                        draft: outcome.answer.as_deref(),
+                    },
+                    p,
+                    &mut result,
+                )?;
+            }
+        }
+    }
+    remember(p, &conversation, "assistant", &result.answer, None);
+    Ok(result)
+}
+
+fn intent_name(intent: router::Intent) -> &'static str {
+    match intent {
+        router::Intent::Query => "query",
+        router::Intent::Action => "action",
+        router::Intent::Document => "document",
+        router::Intent::Answer => "answer",
+        router::Intent::Clarify => "clarify",
+    }
+}
+
+fn remember(p: &Ports, conversation: &str, role: &str, content: &str, route: Option<&str>) {
+    let turn = Turn {
+        role: role.into(),
+        content: content.into(),
+        name: None,
+        at: p.clock.now(),
+        route: route.map(str::to_string),
+    };
+    // Memory is best effort: a failed write must not fail the answer already given.
+    // Ordered keys: the user turn and an instant answer often share a millisecond.
+    if let Err(e) = memory::append(p.kv, conversation, turn, &p.clock.ordered_suffix()) {
+        eprintln!("agent: could not remember a turn of {conversation}: {e}");
+    }
+}
+
+fn wit_history(turns: &[Turn]) -> Vec<WitMessage> {
+    let (_, recent) = memory::window(turns, RECENT_TURNS);
+    recent
+        .iter()
+        .filter(|t| t.role != "tool")
+        .map(|t| WitMessage {
+            role: if t.role == "user" {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            content: t.content.clone(),
+            name: t.name.clone(),
+        })
+        .collect()
+}
+
+fn history_messages(turns: &[Turn]) -> Vec<Message> {
+    let (_, recent) = memory::window(turns, RECENT_TURNS);
+    recent
+        .iter()
+        .filter_map(|t| match t.role.as_str() {
+            "user" => Some(Message::user(t.content.clone())),
+            "assistant" => Some(Message::assistant(t.content.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
