@@ -77,7 +77,7 @@ fn absolute_paths(text: &str, base: &Path, dir: &Path) -> Result<String> {
     loop {
         let next = ["source = \"", "path = \""]
             .iter()
-            .filter_map(|key| rest.find(key).map(|at| (at, key.len())))
+            .filter_map(|key| key_at(rest, key).map(|at| (at, key.len())))
             .min();
         let Some((at, len)) = next else {
             out.push_str(rest);
@@ -95,6 +95,17 @@ fn absolute_paths(text: &str, base: &Path, dir: &Path) -> Result<String> {
             out.push('/');
         }
     }
+}
+
+/// Where `key` first occurs as a whole key: not as the tail of another (the variable
+/// `llm_base_path = "{{ llm_base_path }}"` is not a `path = "…"`).
+fn key_at(text: &str, key: &str) -> Option<usize> {
+    text.match_indices(key).map(|(at, _)| at).find(|&at| {
+        text[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+    })
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {

@@ -33,6 +33,27 @@ pub struct ScriptedLlm {
     pub server: MockServer,
     script: Arc<Mutex<VecDeque<Reply>>>,
     pub requests: Arc<Mutex<Vec<Value>>>,
+    /// `GET /v1/models` (the readiness probe) answers this status; 200 lists the model.
+    models_status: Arc<Mutex<u16>>,
+}
+
+/// `GET /v1/models`: the one model, or the status a test set (an LLM that is "down").
+struct ModelsResponder {
+    status: Arc<Mutex<u16>>,
+}
+
+impl Respond for ModelsResponder {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        let status = *self.status.lock().unwrap_or_else(|p| p.into_inner());
+        if status == 200 {
+            ResponseTemplate::new(200).set_body_json(
+                json!({"object": "list", "data": [{"id": "stub", "object": "model", "owned_by": "test"}]}),
+            )
+        } else {
+            ResponseTemplate::new(status)
+                .set_body_json(json!({"error": {"message": "scripted failure"}}))
+        }
+    }
 }
 
 struct Responder {
@@ -95,11 +116,36 @@ impl ScriptedLlm {
             })
             .mount(&server)
             .await;
+        let models_status = Arc::new(Mutex::new(200));
+        Mock::given(method("GET"))
+            .and(path("/v1/models"))
+            .respond_with(ModelsResponder {
+                status: models_status.clone(),
+            })
+            .mount(&server)
+            .await;
         ScriptedLlm {
             server,
             script,
             requests,
+            models_status,
         }
+    }
+
+    /// What `GET /v1/models` answers from now on (200: the model list).
+    pub fn set_models_status(&self, status: u16) {
+        *self.models_status.lock().unwrap_or_else(|p| p.into_inner()) = status;
+    }
+
+    /// How many `GET /v1/models` requests arrived (the readiness probe's).
+    pub async fn models_calls(&self) -> usize {
+        self.server
+            .received_requests()
+            .await
+            .unwrap_or_default()
+            .iter()
+            .filter(|r| r.method.as_str() == "GET" && r.url.path() == "/v1/models")
+            .count()
     }
 
     /// Appends replies to the script.

@@ -260,3 +260,156 @@ async fn two_hundred_concurrent_health_checks_all_answer_200() {
         "{health}"
     );
 }
+
+fn ready_check<'a>(ready: &'a Value, name: &str) -> &'a Value {
+    &ready["checks"][name]
+}
+
+/// The scripted LLM and devgraph up: ready is 200 without a credential, every check has a
+/// latency, and the LLM is asked once for many probes within the cache period.
+#[tokio::test]
+async fn ready_is_200_when_everything_answers_and_asks_the_llm_once_per_period() {
+    let llm = kg_e2e::llm_stub::ScriptedLlm::start().await;
+    let stack = Stack::start_with(&llm.variables()).await.unwrap();
+    let host = &stack.host;
+    for n in 0..8 {
+        let (status, ready) = host.get_as(None, "/health/ready").await.unwrap();
+        assert_eq!(status, 200, "{ready}");
+        assert_eq!(ready["status"], "ready");
+        assert_eq!(ready["down"], serde_json::json!([]));
+        for name in ["graph", "llm", "kv"] {
+            let check = ready_check(&ready, name);
+            assert_eq!(check["ok"], true, "{check}");
+            assert!(check["latency_ms"].as_f64().unwrap() >= 0.0, "{check}");
+            assert_eq!(check.get("error"), None, "{check}");
+        }
+        // The first probe asked; the rest reuse its outcome and say how old it is.
+        assert_eq!(
+            ready_check(&ready, "llm").get("cached").is_some(),
+            n > 0,
+            "{ready}"
+        );
+    }
+    assert_eq!(llm.models_calls().await, 1);
+    assert!(
+        llm.requests().is_empty(),
+        "a probe must not generate: {:?}",
+        llm.requests()
+    );
+    // The detailed /health shows the same cached reachability, the configuration checks
+    // say they contacted nothing, and the catalog's version is listed.
+    let (_, health) = host.get("/health").await.unwrap();
+    assert_eq!(health["llm"]["ok"], true, "{health}");
+    assert_eq!(llm.models_calls().await, 1);
+    let configured = check(component(&health, "router"), "llm_configuration");
+    assert!(
+        configured["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not contacted"),
+        "{configured}"
+    );
+    assert!(
+        health["catalog_version"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:"),
+        "{health}"
+    );
+}
+
+/// Nothing listens at the LLM's address: 503 naming the LLM, with a reason that names
+/// no internal address (the route is public).
+#[tokio::test]
+async fn ready_is_503_naming_the_llm_when_nothing_listens_there() {
+    let graph = Devgraph::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut vars = graph.variables();
+    vars.push(("llm_origin", "http://127.0.0.1:9".to_string()));
+    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &vars)
+        .await
+        .unwrap();
+    let (status, ready) = host.get_as(None, "/health/ready").await.unwrap();
+    assert_eq!(status, 503, "{ready}");
+    assert_eq!(ready["status"], "not_ready");
+    assert_eq!(ready["down"], serde_json::json!(["llm"]));
+    let llm = ready_check(&ready, "llm");
+    assert_eq!(llm["ok"], false);
+    let error = llm["error"].as_str().unwrap();
+    assert!(error.contains("[llm]/v1/models"), "{error}");
+    assert!(!ready.to_string().contains("127.0.0.1:9"), "{ready}");
+    assert_eq!(ready_check(&ready, "graph")["ok"], true, "{ready}");
+    // /health (authenticated) lists it too, but its status is the components' own.
+    let (status, health) = host.get("/health").await.unwrap();
+    assert_eq!(status, 200, "{health}");
+    assert_eq!(health["llm"]["ok"], false, "{health}");
+}
+
+/// The LLM stops answering and returns; the graph freezes and returns: ready follows each
+/// (the LLM cache off, so every probe asks).
+#[tokio::test]
+async fn ready_goes_503_when_the_graph_or_llm_stops_and_back_to_200_when_they_return() {
+    let llm = kg_e2e::llm_stub::ScriptedLlm::start().await;
+    let mut vars = llm.variables();
+    vars.push(("health_llm_cache_s", "0".to_string()));
+    let stack = Stack::start_with(&vars).await.unwrap();
+    let host = &stack.host;
+    let ready = || async { host.get_as(None, "/health/ready").await.unwrap() };
+
+    assert_eq!(ready().await.0, 200);
+    llm.set_models_status(503);
+    let (status, body) = ready().await;
+    assert_eq!(
+        (status, &body["down"]),
+        (503, &serde_json::json!(["llm"])),
+        "{body}"
+    );
+    assert!(
+        body["checks"]["llm"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("answered 503"),
+        "{body}"
+    );
+    llm.set_models_status(200);
+    assert_eq!(ready().await.0, 200);
+
+    stack.graph.freeze().unwrap();
+    let (status, body) = ready().await;
+    stack.graph.resume().unwrap();
+    assert_eq!(
+        (status, &body["down"]),
+        (503, &serde_json::json!(["graph"])),
+        "{body}"
+    );
+    assert!(
+        body["checks"]["graph"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no answer within"),
+        "{body}"
+    );
+    assert_eq!(ready().await.0, 200);
+}
+
+#[tokio::test]
+async fn ready_is_503_naming_the_graph_when_nothing_listens_there() {
+    let llm = kg_e2e::llm_stub::ScriptedLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut vars = graph_at("http://127.0.0.1:9");
+    vars.extend(llm.variables());
+    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &vars)
+        .await
+        .unwrap();
+    let (status, ready) = host.get_as(None, "/health/ready").await.unwrap();
+    assert_eq!(status, 503, "{ready}");
+    assert_eq!(ready["down"], serde_json::json!(["graph"]));
+    assert!(
+        ready_check(&ready, "graph")["error"]
+            .as_str()
+            .unwrap()
+            .contains("unreachable"),
+        "{ready}"
+    );
+    assert!(!ready.to_string().contains("127.0.0.1:9"), "{ready}");
+}

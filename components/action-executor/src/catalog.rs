@@ -27,16 +27,22 @@ pub fn catalog() -> Result<Catalog, Error> {
     Ok(catalog_with_source()?.0)
 }
 
-/// The catalog and a description of its source, for the status check.
-pub fn catalog_with_source() -> Result<(Catalog, &'static str), Error> {
+/// The catalog, a description of its source and its version (`sha256:` and the first 12
+/// hex digits of the text's hash), for the status check: `/health` shows the version so
+/// a behaviour change can be tied to a catalog change.
+pub fn catalog_with_source() -> Result<(Catalog, &'static str, String), Error> {
     let (text, source) = text()?;
+    let version = format!(
+        "sha256:{}",
+        &kg_actions::approval::sha256_hex(text.as_bytes())[..12]
+    );
     let catalog = load(&text).map_err(|e| {
         Error::new(
             ErrorCode::Internal,
             format!("action catalog ({source}): {e}"),
         )
     })?;
-    Ok((catalog, source))
+    Ok((catalog, source, version))
 }
 
 /// The action, or a not-found error that lists the close matches.

@@ -77,11 +77,11 @@ impl Guest for ActionExecutor {
 
     fn status() -> ComponentStatus {
         let catalog = match catalog::catalog_with_source() {
-            Ok((c, source)) => kg_wit::types::Check {
+            Ok((c, source, version)) => kg_wit::types::Check {
                 name: "catalog".into(),
                 ok: true,
                 detail: format!(
-                    "{} actions on {} entity types, from {source}",
+                    "{} actions on {} entity types, from {source}, version {version}",
                     c.actions.len(),
                     c.entities.len()
                 ),

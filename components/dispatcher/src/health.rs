@@ -1,7 +1,7 @@
 //! `GET /health`: asks every dependency component for its status over WIT and round-trips
 //! the key-value store under a key of its own (see `kg_http::health::kv_round_trip`).
 
-use kg_http::health::{KvHealth, KvStore, kv_round_trip, report};
+use kg_http::health::{KvHealth, KvStore, catalog_version, kv_round_trip, report};
 use kg_wit::kg::{
     action_executor::action_executor, query_tools::query_tools, retriever::retriever,
     router::router, summariser::summariser,
@@ -20,11 +20,16 @@ pub fn handle() -> Response {
         summariser::status(),
     ];
     let kv = kv_check();
-    let (status, body) = report(env!("CARGO_PKG_VERSION"), &components, &kv);
+    let (status, mut body) = report(env!("CARGO_PKG_VERSION"), &components, &kv);
+    // Listed, not counted in the status: `/health/ready` is the verdict that needs the
+    // LLM; here it is what an operator reads next to the components.
+    body["llm"] = crate::readiness::llm().to_json();
+    body["catalog_version"] = serde_json::json!(catalog_version(&components));
+    body["prompts"] = crate::prompts::versions();
     crate::json_response(status, &body)
 }
 
-struct SpinStore(Store);
+pub(crate) struct SpinStore(pub(crate) Store);
 
 impl KvStore for SpinStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
@@ -40,7 +45,7 @@ impl KvStore for SpinStore {
 
 /// Opens the store and runs one round trip under a key unique to this check (time plus
 /// 64 random bits), so concurrent checks never read each other's values.
-fn kv_check() -> KvHealth {
+pub(crate) fn kv_check() -> KvHealth {
     match Store::open(STORE) {
         Ok(store) => kv_round_trip(
             &SpinStore(store),
@@ -55,7 +60,7 @@ fn kv_check() -> KvHealth {
     }
 }
 
-fn now_unix_ms() -> u64 {
+pub(crate) fn now_unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)

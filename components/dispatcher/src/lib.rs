@@ -10,6 +10,8 @@ mod headers;
 mod health;
 mod identity;
 mod limits;
+mod prompts;
+mod readiness;
 mod telemetry;
 mod tools;
 
@@ -134,7 +136,7 @@ async fn send(out: ResponseOutparam, mut response: Response) {
     }
 }
 
-/// Liveness and the sign-in settings (`GET /auth/config`) answer anyone; every other
+/// Liveness, readiness and the sign-in settings (`GET /auth/config`) answer anyone; every other
 /// request is authenticated first (before its route is even resolved, so an unknown path
 /// tells an anonymous caller nothing), counted against its subject's limit, and checked
 /// against the permission its route needs. `Err` is the response that refuses it.
@@ -143,6 +145,7 @@ fn admit(request: &Request, ctx: &mut headers::Context) -> Result<(Route, Princi
     let route = kg_http::route(&method, request.path());
     match route {
         Ok(Route::HealthLive) => return Err(live()),
+        Ok(Route::HealthReady) => return Err(readiness::handle()),
         Ok(Route::AuthConfig) => return Err(auth_config()),
         _ => {}
     }
@@ -169,8 +172,16 @@ fn admit(request: &Request, ctx: &mut headers::Context) -> Result<(Route, Princi
 
 fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, ApiError> {
     let full = Reply::Full;
+    // A turn that would send the LLM a prompt starts only when every template parses.
+    if matches!(
+        route,
+        Route::Chat | Route::ChatStream | Route::ChatApprove | Route::LegacyQuery
+    ) {
+        prompts::check()?;
+    }
     Ok(match route {
         Route::HealthLive => full(live()),
+        Route::HealthReady => full(readiness::handle()),
         Route::AuthConfig => full(auth_config()),
         Route::Health => full(health::handle()),
         Route::ListTools => full(tools::list()),

@@ -49,6 +49,9 @@ impl Guest for Router {
             RoutingMode::Llm => Mode::Llm,
             RoutingMode::Hybrid => Mode::Hybrid,
         };
+        // The mounted templates (prompts/): a broken one refuses the request, naming it.
+        let prompts = kg_routing::RoutingPrompts::load(&request.message)
+            .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?;
         // Rule mode never needs the LLM; otherwise a missing configuration becomes a
         // warning in the decision (rules decide), not an error.
         let client = match mode {
@@ -56,11 +59,12 @@ impl Guest for Router {
             Mode::Llm | Mode::Hybrid => kg_spin::llm_client().ok(),
         };
         let llm = client.as_ref().map(|c| c as &dyn llm_client::Chat);
-        Ok(to_wit(kg_routing::route(
+        Ok(to_wit(kg_routing::route_with(
             &request.message,
             &request.history,
             mode,
             llm,
+            &prompts,
         )))
     }
 }

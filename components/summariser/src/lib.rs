@@ -94,13 +94,18 @@ fn generate(request: SummaryRequest, on_delta: &mut dyn FnMut(&str)) -> Result<A
         language: request.language,
         note: request.note,
     };
+    // The mounted template (prompts/<lang>/summariser.txt): a broken one refuses the
+    // request, naming the file and line.
+    let lang = kg_summary::answer_language(&input).prompt_lang();
+    let prompt = kg_prompts::load(kg_prompts::SUMMARISER, lang)
+        .map_err(|e| Error::new(kg_wit::types::ErrorCode::Internal, e.to_string()))?;
     let client = kg_spin::llm_client();
     let llm = client
         .as_ref()
         .map(|c| c as &dyn Chat)
         .map_err(Clone::clone);
-    let summary =
-        kg_summary::summarise(&input, llm, on_delta).map_err(|e| kg_spin::llm_error(&e))?;
+    let summary = kg_summary::summarise_with(&prompt, &input, llm, on_delta)
+        .map_err(|e| kg_spin::llm_error(&e))?;
     Ok(Answer {
         text: summary.text,
         citations: summary

@@ -163,6 +163,19 @@ pub fn report(version: &str, components: &[ComponentStatus], kv: &KvHealth) -> (
     (status, body)
 }
 
+/// The action catalog's version as the action-executor reports it: the word after
+/// `version ` in its `catalog` check (the executor is the one that loads the catalog, so
+/// its word is the one that counts). `None` when the executor could not load it.
+pub fn catalog_version(components: &[ComponentStatus]) -> Option<String> {
+    let check = components
+        .iter()
+        .filter(|c| c.name == "action-executor")
+        .flat_map(|c| &c.checks)
+        .find(|k| k.name == "catalog" && k.ok)?;
+    let (_, after) = check.detail.rsplit_once("version ")?;
+    after.split_whitespace().next().map(str::to_string)
+}
+
 fn component_json(c: &ComponentStatus) -> Value {
     json!({
         "name": c.name,
@@ -311,6 +324,22 @@ mod tests {
         });
         let keys: Vec<String> = store.map.lock().unwrap().keys().cloned().collect();
         assert_eq!(keys, vec![KV_PROBE_KEY.to_string()]);
+    }
+
+    #[test]
+    fn the_catalog_version_is_read_from_the_executors_catalog_check() {
+        let mut executor = status("action-executor", true);
+        executor.checks.push(Check {
+            name: "catalog".into(),
+            ok: true,
+            detail: "5 actions on 3 entity types, from /catalog/actions.toml, version sha256:0123456789ab".into(),
+        });
+        assert_eq!(
+            catalog_version(&[status("router", true), executor.clone()]).as_deref(),
+            Some("sha256:0123456789ab")
+        );
+        executor.checks[1].ok = false;
+        assert_eq!(catalog_version(&[executor]), None);
     }
 
     #[test]

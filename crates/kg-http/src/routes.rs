@@ -8,6 +8,9 @@ use kg_identity::Permission;
 pub enum Route {
     /// Liveness: no credential, no details.
     HealthLive,
+    /// Readiness: the graph, the LLM and the key-value store each checked (up/down,
+    /// latency, a short reason); no credential, so orchestrators' probes can call it.
+    HealthReady,
     /// What the web app needs to sign in (auth modes, the OIDC issuer and public client
     /// id): no credential, nothing secret.
     AuthConfig,
@@ -68,6 +71,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
     let (allowed, found): (&[&str], Option<Route>) = match s.as_slice() {
         ["health"] => (&["GET"], on(method, "GET", || Route::Health)),
         ["health", "live"] => (&["GET"], on(method, "GET", || Route::HealthLive)),
+        ["health", "ready"] => (&["GET"], on(method, "GET", || Route::HealthReady)),
         ["auth", "config"] => (&["GET"], on(method, "GET", || Route::AuthConfig)),
         ["tools"] => (&["GET"], on(method, "GET", || Route::ListTools)),
         ["tools", _] => (
@@ -168,7 +172,7 @@ impl Route {
         use Permission::*;
         let any = |p: &'static [Permission]| Access::AnyOf(p);
         match self {
-            Route::HealthLive | Route::AuthConfig => Access::Public,
+            Route::HealthLive | Route::HealthReady | Route::AuthConfig => Access::Public,
             Route::Health => any(&[HealthRead]),
             Route::ListTools | Route::CallTool { .. } => any(&[ToolsUse]),
             Route::ListActions | Route::GetAction { .. } => any(&[ActionsRead]),
@@ -220,6 +224,7 @@ mod tests {
         let cases = [
             ("GET", "/health", Route::Health),
             ("GET", "/health/live", Route::HealthLive),
+            ("GET", "/health/ready", Route::HealthReady),
             ("GET", "/auth/config", Route::AuthConfig),
             (
                 "POST",
@@ -312,8 +317,9 @@ mod tests {
     }
 
     #[test]
-    fn only_liveness_and_sign_in_settings_are_public() {
+    fn only_liveness_readiness_and_sign_in_settings_are_public() {
         assert_eq!(Route::HealthLive.access(), Access::Public);
+        assert_eq!(Route::HealthReady.access(), Access::Public);
         assert_eq!(Route::AuthConfig.access(), Access::Public);
         assert_eq!(
             Route::UndoAction { log_id: "x".into() }.access(),

@@ -13,6 +13,6 @@ mod text;
 
 pub use decision::{Decision, Intent, Method, Mode};
 pub use followup::{is_follow_up, rewrite_by_rule};
-pub use llm_prompt::{LlmVerdict, parse_verdict, routing_request};
-pub use router::{ANSWER_ESCALATION_THRESHOLD, RULE_CONFIDENT, route};
+pub use llm_prompt::{LlmVerdict, parse_verdict, routing_request, routing_request_with};
+pub use router::{ANSWER_ESCALATION_THRESHOLD, RULE_CONFIDENT, RoutingPrompts, route, route_with};
 pub use rules::classify;

@@ -1,4 +1,5 @@
-//! The routing prompt and the parsing of the LLM's JSON verdict.
+//! The routing request (its system prompt is the `router` template, prompts/en/router.txt)
+//! and the parsing of the LLM's JSON verdict.
 
 use crate::decision::Intent;
 use kg_wit::types::{Message, Role};
@@ -10,22 +11,15 @@ pub const HISTORY_TURNS: usize = 6;
 /// Characters kept of each history turn.
 const TURN_CHARS: usize = 600;
 
-const SYSTEM_PROMPT: &str = r#"You route messages for an assistant that works over a procurement knowledge graph (suppliers, products, purchase orders, invoices, payments, accounts) and a library of ingested documents (policies, manuals, contracts).
-
-Classify the user's latest message into exactly one intent:
-- "query": a question answered from the graph's data (counts, lists, lookups, relationships).
-- "action": a request to change entities (pay, approve, cancel, block, reopen… orders, suppliers, invoices).
-- "document": a question answered from documents (policies, rules, procedures, contract terms).
-- "answer": greetings, thanks, small talk or questions about the assistant itself; no data needed.
-- "clarify": too ambiguous to act on even with the conversation; you must ask the user.
-
-Also rewrite the latest message as a standalone question using the conversation: resolve pronouns and follow-ups ("and their invoices?" after a question about supplier ACME becomes "What are the invoices of supplier ACME?"). Keep the user's language. If it is already standalone, repeat it unchanged.
-
-Answer with one JSON object and nothing else:
-{"intent": "query|action|document|answer|clarify", "confidence": 0.0-1.0, "reason": "short reason", "refined_question": "standalone question", "clarification": "question to ask the user, only for clarify, else null"}"#;
-
-/// The Chat Completions request that asks the LLM to route `message`.
+/// The Chat Completions request that asks the LLM to route `message`, with the built-in
+/// router prompt.
 pub fn routing_request(message: &str, history: &[Message]) -> ChatRequest {
+    let system = kg_prompts::built_in_prompt(kg_prompts::ROUTER, kg_prompts::Lang::En);
+    routing_request_with(&system.render(&[]), message, history)
+}
+
+/// `routing_request` with a given system prompt (the `router` template, rendered).
+pub fn routing_request_with(system: &str, message: &str, history: &[Message]) -> ChatRequest {
     let mut user = String::new();
     let recent = &history[history.len().saturating_sub(HISTORY_TURNS)..];
     if !recent.is_empty() {
@@ -44,13 +38,10 @@ pub fn routing_request(message: &str, history: &[Message]) -> ChatRequest {
     }
     user.push_str("Latest message:\n");
     user.push_str(message);
-    ChatRequest::new(vec![
-        LlmMessage::system(SYSTEM_PROMPT),
-        LlmMessage::user(user),
-    ])
-    .json_mode()
-    .temperature(0.0)
-    .max_tokens(400)
+    ChatRequest::new(vec![LlmMessage::system(system), LlmMessage::user(user)])
+        .json_mode()
+        .temperature(0.0)
+        .max_tokens(400)
 }
 
 /// The LLM's routing verdict, checked.

@@ -21,13 +21,11 @@ pub fn classify(message: &str) -> Decision {
     }
 }
 
-/// What to ask when the message says nothing we can act on.
+/// What to ask when the message says nothing we can act on: the built-in
+/// `clarification` prompt in the message's language.
 pub fn clarifying_question(message: &str) -> String {
-    if has_han(message) {
-        "请问您想查询或执行什么？例如：“供应商 ACME 有多少订单？”".into()
-    } else {
-        "What would you like to know or do? For example: \"How many orders does ACME have?\"".into()
-    }
+    let lang = kg_prompts::Lang::chinese_if(has_han(message));
+    kg_prompts::built_in_prompt(kg_prompts::CLARIFICATION, lang).render(&[])
 }
 
 fn judge(norm: &str) -> (Intent, f32, String) {

@@ -245,3 +245,30 @@ fn verdict_parsing_tolerates_prose_and_refuses_nonsense() {
     let v = parse_verdict("{\"intent\":\"action\",\"confidence\":\"high\"}").unwrap();
     assert_eq!(v.confidence, 0.5);
 }
+
+/// Given prompts (the router component's, loaded from prompts/): the system prompt is
+/// what the LLM receives, and the clarification is what a `clarify` decision asks.
+#[test]
+fn given_prompts_are_sent_and_asked() {
+    let prompts = kg_routing::RoutingPrompts {
+        system: "Route for the tuned domain.".into(),
+        clarification: "Which supplier do you mean?".into(),
+    };
+    let llm = ScriptedLlm::new(vec![Ok(
+        r#"{"intent": "clarify", "confidence": 0.9, "reason": "vague"}"#,
+    )]);
+    let decision = kg_routing::route_with("hmm", &[], Mode::Llm, Some(&llm), &prompts);
+    assert_eq!(decision.intent, Intent::Clarify);
+    assert_eq!(
+        decision.clarification.as_deref(),
+        Some("Which supplier do you mean?")
+    );
+    let sent = llm.prompts.borrow()[0].messages[0].content.clone();
+    assert_eq!(sent.as_deref(), Some("Route for the tuned domain."));
+    // Rules alone (an empty message is `clarify` by rule) ask the given question too.
+    let by_rules = kg_routing::route_with("", &[], Mode::Rule, None, &prompts);
+    assert_eq!(
+        by_rules.clarification.as_deref(),
+        Some("Which supplier do you mean?")
+    );
+}

@@ -2,14 +2,18 @@
 //! (variables, outbound HTTP); the decisions live in plain crates.
 
 pub mod clock;
+mod graph_probe;
 mod llm;
+mod llm_probe;
 mod neo4j;
 mod sleep;
 pub mod telemetry;
 
+pub use graph_probe::{GRAPH_PROBE_TIMEOUT, graph_probe};
 pub use llm::{
     LLM_CALL_TIMEOUT, SpinLlmTransport, llm_check, llm_client, llm_config, llm_error, within,
 };
+pub use llm_probe::{LLM_PROBE_TIMEOUT, llm_models_url, llm_probe};
 pub use neo4j::{
     DENIED, EARLY_BODY_MAX, GraphUser, SpinTransport, graph_bookmarks, graph_client, graph_config,
     graph_execution_limit, graph_request_deadline, is_denied, send_async,

@@ -60,14 +60,16 @@ pub fn llm_config() -> Result<LlmConfig, LlmError> {
     Ok(config)
 }
 
-/// The configuration as `/health` shows it: endpoint and model, never the key.
+/// The configuration as `/health` shows it: endpoint and model, never the key. Named
+/// `llm_configuration` and saying so: this check contacts nothing (reachability is the
+/// dispatcher's `GET /health/ready` check), so it must not read as "the LLM is up".
 pub fn llm_check() -> Check {
     match llm_config() {
         Ok(config) => Check {
-            name: "llm".into(),
+            name: "llm_configuration".into(),
             ok: true,
             detail: format!(
-                "{} model `{}`{}",
+                "configured (not contacted by this check): {} model `{}`{}",
                 config.completions_url(),
                 config.model,
                 if config.api_key.is_some() {
@@ -78,7 +80,7 @@ pub fn llm_check() -> Check {
             ),
         },
         Err(e) => Check {
-            name: "llm".into(),
+            name: "llm_configuration".into(),
             ok: false,
             detail: e.to_string(),
         },

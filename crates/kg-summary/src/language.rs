@@ -22,6 +22,11 @@ impl Language {
         }
     }
 
+    /// The prompt language (`prompts/<lang>/`) for answers in this language.
+    pub fn prompt_lang(self) -> kg_prompts::Lang {
+        kg_prompts::Lang::chinese_if(self == Language::Chinese)
+    }
+
     /// `zh`, `zh-CN`, `zh-Hant`… are Chinese; any other tag is answered in English.
     pub fn from_tag(tag: &str) -> Language {
         let primary = tag.trim().split(['-', '_']).next().unwrap_or_default();

@@ -11,5 +11,5 @@ mod synthesis;
 pub use batch_report::batch_report;
 pub use citations::{Citation, cite, known_references};
 pub use language::{Language, detect_language};
-pub use prompt::summary_request;
-pub use synthesis::{Evidence, Summary, SummaryInput, summarise};
+pub use prompt::{summary_request, summary_request_with};
+pub use synthesis::{Evidence, Summary, SummaryInput, answer_language, summarise, summarise_with};

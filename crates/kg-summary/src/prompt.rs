@@ -1,4 +1,4 @@
-//! The synthesis prompt: instructions, a window of the conversation, the evidence (each
+//! The synthesis request: instructions (the `summariser` template, prompts/en/summariser.txt), a window of the conversation, the evidence (each
 //! piece and the whole bounded) and, for batches, the factual report.
 
 use crate::language::Language;
@@ -13,19 +13,24 @@ const TURN_CHARS: usize = 800;
 const EVIDENCE_CHARS: usize = 6_000;
 const EVIDENCE_BUDGET: usize = 40_000;
 
+/// The request with the built-in `summariser` prompt.
 pub fn summary_request(
     input: &SummaryInput,
     language: Language,
     batch_report: Option<&str>,
 ) -> ChatRequest {
-    let system = format!(
-        "You are the answering step of an assistant over a procurement knowledge graph and its documents. \
-Answer the user's question from the evidence below only. Answer in {language}. \
-Mention entities by their ids exactly as written in the evidence (for example PO-0012) and documents by their ids. \
-Never invent entities, ids, numbers or documents that are not in the evidence; if the evidence does not answer the question, say so plainly. \
-For an action batch, report totals, successes and every failure with its reason, faithful to the report. Be concise.",
-        language = language.name()
-    );
+    let prompt = kg_prompts::built_in_prompt(kg_prompts::SUMMARISER, language.prompt_lang());
+    summary_request_with(&prompt, input, language, batch_report)
+}
+
+/// The request with a given `summariser` prompt (its `language` is the answer's).
+pub fn summary_request_with(
+    prompt: &kg_prompts::Prompt,
+    input: &SummaryInput,
+    language: Language,
+    batch_report: Option<&str>,
+) -> ChatRequest {
+    let system = prompt.render(&[("language", language.name())]);
     let mut messages = vec![LlmMessage::system(system)];
     let recent = &input.history[input.history.len().saturating_sub(HISTORY_TURNS)..];
     for turn in recent {

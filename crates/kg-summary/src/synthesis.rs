@@ -4,7 +4,7 @@
 use crate::batch_report::batch_report;
 use crate::citations::{Citation, cite, known_references};
 use crate::language::{Language, detect_language};
-use crate::prompt::summary_request;
+use crate::prompt::summary_request_with;
 use kg_wit::types::{BatchSummary, Message};
 use llm_client::{Chat, LlmError, StreamEvent, Usage};
 
@@ -39,22 +39,40 @@ pub struct Summary {
     pub warning: Option<String>,
 }
 
-/// Produces the answer, handing text to `on_delta` as it is generated. `llm` is the error
-/// that stands in for the LLM when none is configured.
+/// The answer's language: the one asked for, else the question's.
+pub fn answer_language(input: &SummaryInput) -> Language {
+    input
+        .language
+        .as_deref()
+        .filter(|t| !t.trim().is_empty())
+        .map_or_else(|| detect_language(&input.question), Language::from_tag)
+}
+
+/// Produces the answer with the built-in prompt, handing text to `on_delta` as it is
+/// generated. `llm` is the error that stands in for the LLM when none is configured.
 pub fn summarise(
     input: &SummaryInput,
     llm: Result<&dyn Chat, LlmError>,
     on_delta: &mut dyn FnMut(&str),
 ) -> Result<Summary, LlmError> {
-    let language = input
-        .language
-        .as_deref()
-        .filter(|t| !t.trim().is_empty())
-        .map_or_else(|| detect_language(&input.question), Language::from_tag);
+    let lang = answer_language(input).prompt_lang();
+    let prompt = kg_prompts::built_in_prompt(kg_prompts::SUMMARISER, lang);
+    summarise_with(&prompt, input, llm, on_delta)
+}
+
+/// `summarise` with a given `summariser` prompt (loaded by the caller for
+/// `answer_language(input)`).
+pub fn summarise_with(
+    prompt: &kg_prompts::Prompt,
+    input: &SummaryInput,
+    llm: Result<&dyn Chat, LlmError>,
+    on_delta: &mut dyn FnMut(&str),
+) -> Result<Summary, LlmError> {
+    let language = answer_language(input);
     let report = input.batch.as_ref().map(|b| batch_report(b, language));
     let known = known_references(&input.evidence, input.batch.as_ref());
     let generated = llm.and_then(|llm| {
-        let request = summary_request(input, language, report.as_deref());
+        let request = summary_request_with(prompt, input, language, report.as_deref());
         llm.chat_stream(&request, &mut |event| {
             if let StreamEvent::Content(text) = event {
                 on_delta(text);

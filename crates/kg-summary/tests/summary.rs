@@ -289,3 +289,28 @@ proptest! {
         prop_assert!(n_ok <= 50 || report.contains(&more));
     }
 }
+
+/// A given `summariser` prompt (the component's, loaded from prompts/) is the system
+/// message, with the answer's language filled in.
+#[test]
+fn a_given_prompt_is_the_system_message_with_the_language() {
+    let dir = std::env::temp_dir().join(format!("kg-summary-prompt-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("en")).unwrap();
+    std::fs::write(
+        dir.join("en/summariser.txt"),
+        "Reply in {{ language }}, tersely.\n",
+    )
+    .unwrap();
+    let prompt = kg_prompts::load_from(&dir, kg_prompts::SUMMARISER, kg_prompts::Lang::Zh).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let request = kg_summary::summary_request_with(
+        &prompt,
+        &input("供应商ACME有多少订单？"),
+        kg_summary::Language::Chinese,
+        None,
+    );
+    assert_eq!(
+        request.messages[0].content.as_deref(),
+        Some("Reply in Simplified Chinese, tersely.")
+    );
+}
