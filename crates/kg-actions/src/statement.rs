@@ -121,37 +121,36 @@ impl ActionPlan {
         }
     }
 
-    /// `OPTIONAL MATCH`es binding `this` (by key from `id_expr`) and the related entities.
+    /// Binds `this` (by key from `id_expr`) and the related entities, one row per entity
+    /// found (a row with `this` null when none is), like an `OPTIONAL MATCH` would.
+    ///
+    /// Why subqueries and not `OPTIONAL MATCH` or pattern comprehensions: every lookup here
+    /// must be an index seek per row on every Cypher engine. devgraph's engine (Grafeo)
+    /// plans an `OPTIONAL MATCH` whose key comes from an outer variable as a scan of the
+    /// whole label joined afterwards, so each chunk cost O(size of the graph) and 1,000
+    /// payments slowed down with every batch paid before; a `MATCH` inside `CALL (…) {}`
+    /// seeks the index in both Neo4j and Grafeo. An aggregating subquery always yields one
+    /// row, so a missing entity still gets its row (with `[]`, unwound to a null `this`).
     fn match_entities(&self, id_expr: &str, carried: &str) -> String {
         let e = &self.entity;
+        let this = variable("this");
         let mut text = format!(
-            "OPTIONAL MATCH ({}:{} {{{}: {id_expr}}})\n",
-            variable("this"),
+            "CALL ({carried}) {{\nMATCH (_entity:{} {{{}: {id_expr}}})\nRETURN collect(_entity) AS _found\n}}\n\
+             UNWIND CASE WHEN size(_found) = 0 THEN [null] ELSE _found END AS {this}\n",
             quote(&e.label),
             quote(&e.key)
         );
-        let mut bound = format!("{carried}, {}", variable("this"));
-        // A pattern comprehension, not OPTIONAL MATCH + collect: one expression per related
-        // entity that every Cypher engine expands from the bound entity.
-        let mut related = Vec::new();
         for name in &self.related {
             let r = &e.related[name];
             let (left, right) = if r.outgoing { ("-", "->") } else { ("<-", "-") };
-            related.push(format!(
-                "head([({}){left}[:{}]{right}(r:{}) | r]) AS {}",
-                variable("this"),
+            text.push_str(&format!(
+                "CALL ({this}) {{\nMATCH ({this}){left}[:{}]{right}(r:{})\nRETURN head(collect(r)) AS {}\n}}\n",
                 quote(&r.rel_type),
                 quote(&r.entity),
                 variable(name)
             ));
         }
-        if !related.is_empty() {
-            text.push_str(&format!("WITH {bound}, {}\n", related.join(", ")));
-            for name in &self.related {
-                bound = format!("{bound}, {}", variable(name));
-            }
-        }
-        text.push_str(&format!("WITH {bound}\n"));
+        text.push_str(&format!("WITH {}\n", self.bound(carried)));
         text
     }
 
@@ -236,10 +235,12 @@ impl ActionPlan {
             "UNWIND rows AS row\nWITH {}\nCALL ({bound}) {{\n",
             unpacked.join(", ")
         ));
-        text.push_str(&format!(
-            "OPTIONAL MATCH (prior:`ActionLog` {{`execution_key`: item.execution_key}})\n\
-             WITH {bound}, head(collect(prior)) AS prior\n"
-        ));
+        // A prior execution under the same key, by an index seek (see `match_entities` for
+        // why not `OPTIONAL MATCH`).
+        text.push_str(
+            "CALL (item) {\nMATCH (prior:`ActionLog` {`execution_key`: item.execution_key})\n\
+             RETURN head(collect(prior)) AS prior\n}\n",
+        );
 
         let mut sets_before = Vec::new();
         let mut sets_after = Vec::new();
@@ -461,13 +462,18 @@ pub const READ_BARRIER: &str = "count(*) AS _locked";
 /// what makes "lock, then read" true: **do not remove or "simplify" it** — without it a
 /// check could read a balance or a status before the lock and let two concurrent
 /// statements both pass it. `tests/lock_order.rs` fails if it goes.
+///
+/// Repeats are dropped by `collect(DISTINCT …)` after the sort (a node's repeats sort
+/// together, and the first of each is kept in order), not by a `WITH DISTINCT` before it:
+/// inside a subquery that imports a list (`rows`), devgraph's engine compares that list
+/// with every row, which made locking a chunk of n entities cost O(n²).
 pub fn lock_in_order(scope: &str, nodes: &str, carried: &str) -> String {
     let lock = quote(LOCK_PROPERTY);
     format!(
         "CALL ({scope}) {{\n{nodes}\n\
-         WITH DISTINCT node WHERE node IS NOT NULL\n\
+         WITH node WHERE node IS NOT NULL\n\
          WITH node ORDER BY {LOCK_ORDER}\n\
-         RETURN collect(node) AS _ordered\n}}\n\
+         RETURN collect(DISTINCT node) AS _ordered\n}}\n\
          FOREACH (n IN _ordered | SET n.{lock} = true REMOVE n.{lock})\n\
          WITH {carried}, {READ_BARRIER}\n"
     )
