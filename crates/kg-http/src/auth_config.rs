@@ -1,9 +1,10 @@
 //! `GET /auth/config`: what a browser needs to sign in, answered without a credential.
 //! Only non-secret values: the auth modes, and when OpenID Connect is on and a public
 //! client is configured, the issuer, that client's id, the scopes to ask for and the
-//! audience the API accepts (`oidc_audience`, which every token carries anyway: providers
-//! that mint tokens per API need it in the authorization and refresh requests). The roles
-//! claim and the HMAC secret stay on the server.
+//! audience to ask for (the first of `oidc_audience`'s comma-separated accepted audiences,
+//! which every token carries anyway: providers that mint tokens per API need it in the
+//! authorization and refresh requests). The roles claim and the HMAC secret stay on the
+//! server.
 
 use serde_json::{Value, json};
 
@@ -37,7 +38,12 @@ pub fn auth_config(get: &dyn Fn(&str) -> Option<String>) -> Value {
                 "issuer": issuer.trim_end_matches('/'),
                 "client_id": client_id,
                 "scopes": scopes.join(" "),
-                "audience": var("oidc_audience"),
+                "audience": var("oidc_audience").and_then(|list| {
+                    list.split(',')
+                        .map(str::trim)
+                        .find(|a| !a.is_empty())
+                        .map(String::from)
+                }),
             })
         }
         _ => Value::Null,
@@ -70,7 +76,7 @@ mod tests {
             ("oidc_issuer", "https://kc.example.com/realms/acme/"),
             ("oidc_client_id", "kg-web"),
             ("oidc_scopes", " openid  profile "),
-            ("oidc_audience", "kg-agent"),
+            ("oidc_audience", " kg-agent, kg-agent-staging"),
             ("oidc_hs_secret", "s3cret"),
             ("auth_api_keys", "alice|admin|00"),
         ]);
