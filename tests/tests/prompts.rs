@@ -32,7 +32,7 @@ fn prompt<'a>(health: &'a Value, name: &str, lang: &str) -> &'a Value {
 }
 
 #[tokio::test]
-async fn an_edited_router_prompt_is_what_the_llm_receives_and_health_shows_its_hash() {
+async fn edited_router_and_answer_prompts_are_what_the_llm_receives_and_health_shows_the_hash() {
     let graph = Devgraph::start().await.unwrap();
     let llm = ScriptedLlm::start().await;
     let dir = tempfile::tempdir().unwrap();
@@ -44,6 +44,7 @@ async fn an_edited_router_prompt_is_what_the_llm_receives_and_health_shows_its_h
     let dir = tempfile::tempdir().unwrap();
     let host = host_with_prompts(dir.path(), &graph, &llm, |prompts| {
         std::fs::write(prompts.join("en/router.txt"), tuned).unwrap();
+        std::fs::write(prompts.join("en/answer.txt"), "Greet like a tuned test.\n").unwrap();
     })
     .await;
     llm.then([
@@ -65,6 +66,13 @@ async fn an_edited_router_prompt_is_what_the_llm_receives_and_health_shows_its_h
         "You route messages for the tuned test domain.\nAnswer with JSON.",
         "{}",
         requests[0]
+    );
+
+    // The agent's direct answer reads its template the same way.
+    assert_eq!(
+        requests[1]["messages"][0]["content"], "Greet like a tuned test.",
+        "{}",
+        requests[1]
     );
 
     let (status, after) = host.get("/health").await.unwrap();

@@ -9,10 +9,7 @@ use serde_json::{Value, json};
 /// Every prompt in every language loads and parses; else a 500 `prompt_template_invalid`
 /// whose message and detail name the file and line.
 pub fn check() -> Result<(), ApiError> {
-    kg_prompts::check_all().map_err(|e| {
-        ApiError::new(500, "prompt_template_invalid", e.to_string())
-            .with_detail(json!({"file": e.file, "line": e.line}))
-    })
+    kg_prompts::check_all().map_err(|e| kg_agent_core::react::prompt_error(&e))
 }
 
 /// `/health`'s `prompts`: each prompt and language, the file it comes from and its hash

@@ -5,25 +5,38 @@
 
 use crate::events::Event;
 use crate::turn::ports::{EventSink, Toolset};
+use kg_http::ApiError;
+use kg_prompts::{Lang, PromptError};
 use llm_client::{
     ChatRequest, ChatResponse, LlmError, Message, ToolCall, ToolChoice, ToolSpec, Usage,
 };
 use serde_json::Value;
 
-/// The ReAct step's system prompt: what the LLM is told about the graph and the tools. Kept
-/// here, in one place, so the prompt text can change without touching the loop.
-pub fn system_prompt(set: Toolset) -> String {
-    let base = "You are kg-agent. You answer over a Neo4j knowledge graph of procurement data (Supplier, Product, PurchaseOrder, LineItem, Invoice, Payment, Account) using the tools; never invent entities or values that the tools did not return. Find entities by name with search_instances, explore with get_instance_neighbors, get_instances_by_class, find_path_between_instances and describe_class; use run_read_cypher only when no other tool fits. Call several tools in one step when they are independent. When you have enough, answer briefly in the user's language and name the entity ids you used.";
-    match set {
-        Toolset::Query => base.into(),
-        Toolset::Action => format!(
-            "{base} The user wants to change entities. Find every target entity with the query tools (e.g. all orders of a supplier), check the action with list_available_actions / get_action_details, then call propose_action_plan exactly once with all target ids and the parameters. Do not filter targets by preconditions: the executor checks each one and reports failures."
-        ),
-    }
+/// The ReAct step's system prompt: the `react` template (prompts/<lang>/react.txt, read
+/// from the `/prompts` mount, else built in), with `react_action` appended on action turns.
+pub fn system_prompt(set: Toolset, lang: Lang) -> Result<String, PromptError> {
+    let base = kg_prompts::load(kg_prompts::REACT, lang)?.render(&[]);
+    Ok(match set {
+        Toolset::Query => base,
+        Toolset::Action => {
+            let action = kg_prompts::load(kg_prompts::REACT_ACTION, lang)?.render(&[]);
+            format!("{base} {action}")
+        }
+    })
 }
 
-/// The system prompt of a direct answer (small talk; no tools).
-pub const DIRECT_ANSWER_PROMPT: &str = "You are kg-agent, a helpful assistant for a procurement knowledge graph (suppliers, products, purchase orders, invoices, payments). Reply briefly and in the user's language. Do not invent data.";
+/// The system prompt of a direct answer (small talk; no tools): the `answer` template.
+pub fn direct_answer_prompt(lang: Lang) -> Result<String, PromptError> {
+    Ok(kg_prompts::load(kg_prompts::ANSWER, lang)?.render(&[]))
+}
+
+/// A prompt template that cannot be used: 500 `prompt_template_invalid`, naming the file
+/// and line (the dispatcher checks every template before a turn starts, so this is the
+/// same answer for a file broken mid-turn).
+pub fn prompt_error(e: &PromptError) -> ApiError {
+    ApiError::new(500, "prompt_template_invalid", e.to_string())
+        .with_detail(serde_json::json!({"file": e.file, "line": e.line}))
+}
 
 /// The LLM, as the loop needs it.
 pub trait Model {

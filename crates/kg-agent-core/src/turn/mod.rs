@@ -328,15 +328,16 @@ fn converse(
     remember(p, &conversation, "user", &body.message, Some(intent));
     check_listening(p)?;
 
+    // The prompts' language: the question's, as the router and summariser choose theirs.
+    let lang = kg_prompts::Lang::chinese_if(chinese(&body.message));
     match intent {
         "clarify" => {
-            result.answer = clarification.unwrap_or_else(|| {
-                if chinese(&body.message) {
-                    "能再具体说明一下您想查询或执行什么吗？".into()
-                } else {
-                    "Could you say more precisely what you want to know or do?".into()
-                }
-            });
+            result.answer = match clarification {
+                Some(question) => question,
+                None => kg_prompts::load(kg_prompts::CLARIFICATION, lang)
+                    .map_err(|e| react::prompt_error(&e))?
+                    .render(&[]),
+            };
             p.sink.emit(Event::ContentStart);
             p.sink.emit(Event::Content(result.answer.clone()));
         }
@@ -344,7 +345,8 @@ fn converse(
             p.model
                 .ready()
                 .map_err(|e| llm_api_error(&e, p.model.endpoint()))?;
-            let mut messages = vec![Message::system(react::DIRECT_ANSWER_PROMPT)];
+            let system = react::direct_answer_prompt(lang).map_err(|e| react::prompt_error(&e))?;
+            let mut messages = vec![Message::system(system)];
             messages.extend(history_messages(&remembered.recent));
             messages.push(Message::user(body.message.clone()));
             let response = match p.model.complete(&ChatRequest::new(messages)) {
@@ -371,7 +373,8 @@ fn converse(
             p.model
                 .ready()
                 .map_err(|e| llm_api_error(&e, p.model.endpoint()))?;
-            let mut messages = vec![Message::system(react::system_prompt(set))];
+            let system = react::system_prompt(set, lang).map_err(|e| react::prompt_error(&e))?;
+            let mut messages = vec![Message::system(system)];
             if let Some(summary) = &remembered.summary {
                 messages.push(Message::system(format!(
                     "Summary of the earlier conversation: {summary}"
