@@ -271,6 +271,26 @@ try {
     await shot(page, '07-documents');
   });
 
+  await test('status page in plain words', async () => {
+    await page.getByRole('link', { name: 'Status' }).click();
+    await page.getByText('All systems working').waitFor();
+    assert.ok((await page.locator('td.bad').count()) === 0);
+    await shot(page, '08-status');
+  });
+
+  await test('language switch to Chinese, dark theme', async () => {
+    await page.getByRole('button', { name: 'Language' }).click();
+    await page.getByRole('link', { name: '对话' }).waitFor();
+    assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-CN');
+    await page.getByRole('button', { name: '主题' }).click();
+    await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
+    await page.getByRole('link', { name: '对话' }).click();
+    await page.getByRole('textbox', { name: /询问图谱/ }).waitFor();
+    await shot(page, '09-chinese-dark');
+    await page.getByRole('button', { name: '语言' }).click();
+    await page.getByRole('button', { name: 'Theme' }).click();
+  });
+
   await test('citations: a cited passage opens on the Documents page, highlighted and focused', async () => {
     await page.getByRole('link', { name: 'Chat' }).click();
     await page.getByRole('button', { name: /New chat/ }).click();
@@ -290,26 +310,6 @@ try {
     await passage.getByText(/finance controller/).waitFor({ timeout: 15000 });
     assert.deepEqual(await axe(page), []);
     await shot(page, '07b-cited-passage');
-  });
-
-  await test('status page in plain words', async () => {
-    await page.getByRole('link', { name: 'Status' }).click();
-    await page.getByText('All systems working').waitFor();
-    assert.ok((await page.locator('td.bad').count()) === 0);
-    await shot(page, '08-status');
-  });
-
-  await test('language switch to Chinese, dark theme', async () => {
-    await page.getByRole('button', { name: 'Language' }).click();
-    await page.getByRole('link', { name: '对话' }).waitFor();
-    assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-CN');
-    await page.getByRole('button', { name: '主题' }).click();
-    await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
-    await page.getByRole('link', { name: '对话' }).click();
-    await page.getByRole('textbox', { name: /询问图谱/ }).waitFor();
-    await shot(page, '09-chinese-dark');
-    await page.getByRole('button', { name: '语言' }).click();
-    await page.getByRole('button', { name: 'Theme' }).click();
   });
 
   await test('phone width (360 px): no horizontal scrolling, composer usable', async () => {
