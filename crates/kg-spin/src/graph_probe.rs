@@ -30,7 +30,7 @@ pub fn graph_probe() -> Result<(), String> {
         method: Method::Post,
         url: config.query_url(),
         headers,
-        body: Some(br#"{"statement":"RETURN 1 AS ok","accessMode":"Read"}"#.to_vec()),
+        body: Some(br#"{"statement":"RETURN 1 AS ok","accessMode":"READ"}"#.to_vec()),
     };
     let millis = GRAPH_PROBE_TIMEOUT.as_millis();
     let response = match spin_sdk::http::run(within(GRAPH_PROBE_TIMEOUT, send_async(request))) {
