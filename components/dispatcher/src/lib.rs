@@ -84,6 +84,7 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
         Reply::Approve(token, approve, who) => {
             agent::approve_stream(token, approve, who, &extra, response_out).await
         }
+        Reply::Resume(resume) => agent::resume_stream(resume, &extra, response_out).await,
     }
     // After the response (a stream at its end): nothing here adds to the caller's wait.
     trace.finish();
@@ -113,6 +114,11 @@ async fn read_body(incoming: IncomingRequest, head: &Request) -> Result<Vec<u8>,
     Ok(reader.finish())
 }
 
+/// The SSE `Last-Event-ID` a reconnecting client sends.
+fn last_event_id(request: &Request) -> Option<&str> {
+    request.header("last-event-id").and_then(|v| v.as_str())
+}
+
 enum Reply {
     Full(Response),
     Batch(
@@ -122,6 +128,8 @@ enum Reply {
     Chat(kg_http::chat::ChatBody, Principal),
     /// `/chat/approve` asked with `Accept: text/event-stream`: token, approve, caller.
     Approve(String, bool, Principal),
+    /// A turn's stream picked up again after `Last-Event-ID`.
+    Resume(agent::Resume),
 }
 
 async fn send(out: ResponseOutparam, mut response: Response) {
@@ -220,7 +228,15 @@ fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, Ap
         Route::Search => full(documents::search(request.body())?),
         Route::Chat => full(agent::chat(request, &who)?),
         Route::LegacyQuery => full(agent::legacy_query(request, &who)?),
-        Route::ChatStream => Reply::Chat(agent::prepare_stream(request, &who)?, who),
+        Route::ChatStream => match last_event_id(request) {
+            Some(id) => Reply::Resume(agent::prepare_resume(None, Some(id), &who)?),
+            None => Reply::Chat(agent::prepare_stream(request, &who)?, who),
+        },
+        Route::ChatStreamResume { turn_id } => Reply::Resume(agent::prepare_resume(
+            Some(&turn_id),
+            last_event_id(request),
+            &who,
+        )?),
         Route::ChatApprove => {
             let stream = kg_http::sse::accepts_event_stream(
                 request.header("accept").and_then(|v| v.as_str()),

@@ -6,4 +6,5 @@ pub mod events;
 pub mod memory;
 pub mod ownership;
 pub mod react;
+pub mod replay;
 pub mod turn;

@@ -49,6 +49,10 @@ pub enum Route {
     Search,
     Chat,
     ChatStream,
+    /// A turn's kept events after `Last-Event-ID`, then the rest (issue #16 item 3).
+    ChatStreamResume {
+        turn_id: String,
+    },
     ChatApprove,
     /// Seed 002's `/api/qa/query`, answered like `/chat` with a deprecation header.
     LegacyQuery,
@@ -125,6 +129,10 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ["search"] => (&["POST"], on(method, "POST", || Route::Search)),
         ["chat"] => (&["POST"], on(method, "POST", || Route::Chat)),
         ["chat", "stream"] => (&["POST"], on(method, "POST", || Route::ChatStream)),
+        ["chat", "stream", _] => (
+            &["GET"],
+            on(method, "GET", || Route::ChatStreamResume { turn_id: owned(2) }),
+        ),
         ["chat", "approve"] => (&["POST"], on(method, "POST", || Route::ChatApprove)),
         ["api", "qa", "query"] => (&["POST"], on(method, "POST", || Route::LegacyQuery)),
         ["conversations"] => (&["GET"], on(method, "GET", || Route::ListConversations)),
@@ -187,6 +195,7 @@ impl Route {
             // (the handler and the action-executor tell them apart).
             Route::Chat
             | Route::ChatStream
+            | Route::ChatStreamResume { .. }
             | Route::ChatApprove
             | Route::LegacyQuery
             | Route::ListConversations
@@ -287,6 +296,13 @@ mod tests {
             ("POST", "/search", Route::Search),
             ("POST", "/chat", Route::Chat),
             ("POST", "/chat/stream", Route::ChatStream),
+            (
+                "GET",
+                "/chat/stream/t-1",
+                Route::ChatStreamResume {
+                    turn_id: "t-1".into(),
+                },
+            ),
             ("POST", "/chat/approve", Route::ChatApprove),
             ("POST", "/api/qa/query", Route::LegacyQuery),
             ("GET", "/conversations", Route::ListConversations),

@@ -3,6 +3,7 @@
 
 mod kv;
 mod model;
+mod resume;
 mod sink;
 mod tools;
 mod wit;
@@ -16,7 +17,9 @@ use kg_http::ApiError;
 use kg_http::chat::{approve_body, chat_body};
 use kg_identity::Permission;
 use serde_json::{Value, json};
-use sink::{Link, Streamed};
+use sink::{Link, Recording, Streamed};
+
+pub use resume::{Resume, prepare as prepare_resume, stream as resume_stream};
 use spin_sdk::http::{OutgoingResponse, Request, Response, ResponseOutparam};
 
 fn settings() -> Settings {
@@ -177,7 +180,12 @@ fn stream_with(
     out: ResponseOutparam,
     work: impl FnOnce(&Actor, &mut Ports) -> Result<TurnResult, ApiError>,
 ) {
-    let Ok(headers) = crate::headers::sse_fields(extra) else {
+    // The turn's events are kept for a resume (`GET /chat/stream/{turn_id}`); the id is
+    // in every event's SSE id, in `completed` and in `x-turn-id`.
+    let turn = kg_spin::clock::unique_id("t");
+    let mut extra = extra.to_vec();
+    extra.push(("x-turn-id".into(), turn.clone()));
+    let Ok(headers) = crate::headers::sse_fields(&extra) else {
         return;
     };
     let response = OutgoingResponse::new(headers);
@@ -187,6 +195,17 @@ fn stream_with(
     let mut sink = Streamed::new(body);
     out.set(response);
     sink.comment("kg-agent");
+    // After the first byte is out: the store's pruning must not delay it.
+    if let Ok(kv) = kv::SpinKv::open() {
+        let recorder = kg_agent_core::replay::Recorder::start(
+            &kv,
+            &turn,
+            &who.caller.subject,
+            resume::now_ms(),
+            resume::retention_ms(),
+        );
+        sink.record(Recording { kv, recorder });
+    }
     let link = sink.link();
     match with_ports(who, &mut sink, Some(link), work) {
         Ok(result) => spent(who, &result),

@@ -2,10 +2,15 @@
 //! body's output stream, so the stream can also be asked, without writing, whether the
 //! client is still there (`check-write` fails once the host dropped the connection):
 //! that is how a turn notices a departed client in the middle of an LLM call or a batch.
+//! Each event carries the SSE id `<turn>:<seq>` and is kept in the key-value store
+//! (`kg_agent_core::replay`), so a client that lost the stream can resume it.
 
+use super::kv::SpinKv;
 use kg_agent_core::events::{Event, StreamState};
+use kg_agent_core::replay::{self, Recorder};
 use kg_agent_core::turn::ports::EventSink;
 use kg_http::sse;
+use serde_json::json;
 use spin_sdk::http::OutgoingBody;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -85,11 +90,22 @@ impl Link {
     }
 }
 
+/// Where a stream's events are kept for resuming.
+pub struct Recording {
+    pub kv: SpinKv,
+    pub recorder: Recorder,
+}
+
+fn epoch_ms() -> u64 {
+    u64::try_from(kg_spin::clock::epoch_ms()).unwrap_or_default()
+}
+
 /// Writes each event to the response body as it comes, with seed 001's envelope, ending
 /// with `completed` then `done`.
 pub struct Streamed {
     body: Rc<RefCell<Body>>,
     state: StreamState,
+    recording: Option<Recording>,
 }
 
 impl Streamed {
@@ -104,11 +120,22 @@ impl Streamed {
                 last_write_ms: kg_spin::clock::monotonic_ms(),
             })),
             state: StreamState::default(),
+            recording: None,
         }
+    }
+
+    /// Keeps every event from now on for a resume.
+    pub fn record(&mut self, recording: Recording) {
+        self.recording = Some(recording);
     }
 
     pub fn comment(&mut self, text: &str) {
         self.body.borrow_mut().write(&sse::comment(text));
+    }
+
+    /// Writes a frame as it is (a resumed stream's stored frames).
+    pub fn raw(&mut self, frame: &[u8]) {
+        self.body.borrow_mut().write(frame);
     }
 
     pub fn link(&self) -> Link {
@@ -120,8 +147,24 @@ impl EventSink for Streamed {
     fn emit(&mut self, event: Event) {
         let timestamp = kg_spin::clock::now_rfc3339();
         let mut body = self.body.borrow_mut();
-        for (kind, data) in self.state.frames(&event, &timestamp) {
-            body.write(&sse::event(kind, data));
+        for (kind, mut data) in self.state.frames(&event, &timestamp) {
+            let Some(Recording { kv, recorder }) = &mut self.recording else {
+                body.write(&sse::event(kind, data));
+                continue;
+            };
+            if kind == "completed" {
+                data["turn_id"] = json!(recorder.turn());
+            }
+            let seq = recorder.next_seq();
+            let mut frame = format!("id: {}\n", replay::event_id(recorder.turn(), seq));
+            frame.push_str(&String::from_utf8_lossy(&sse::event(kind, data)));
+            body.write(frame.as_bytes());
+            // Kept whether or not the client is still there: a resume reads it.
+            let now = epoch_ms();
+            recorder.record(kv, (seq, frame), kind == "content", now);
+            if kind == "done" {
+                recorder.flush(kv, true, now);
+            }
         }
     }
     fn gone(&self) -> bool {

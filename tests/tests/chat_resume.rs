@@ -1,0 +1,206 @@
+//! Resumable streams (issue #16 item 3): every event of `/chat/stream` carries the SSE id
+//! `<turn>:<seq>`; a client that reconnects with `Last-Event-ID` to `GET
+//! /chat/stream/{turn_id}` (or to `POST /chat/stream`) gets what it missed and then the
+//! rest, while the turn runs and after it ended; only the turn's owner (or an admin) may;
+//! bad ids, someone else's turn and expired events are JSON errors.
+
+use kg_e2e::llm_stub::{Reply, ScriptedLlm, call, text};
+use kg_e2e::{Stack, auth, events};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+/// The events of an SSE body: (SSE id, JSON data).
+fn parse(body: &str) -> Vec<(Option<String>, Value)> {
+    body.split("\n\n")
+        .filter_map(|frame| {
+            let data = frame.lines().find_map(|l| l.strip_prefix("data: "))?;
+            let id = frame
+                .lines()
+                .find_map(|l| l.strip_prefix("id: "))
+                .map(str::to_string);
+            Some((id, serde_json::from_str(data).unwrap()))
+        })
+        .collect()
+}
+
+fn ask(stack: &Stack) -> reqwest::RequestBuilder {
+    reqwest::Client::new()
+        .post(format!("{}/chat/stream", stack.host.url))
+        .bearer_auth(auth::ADMIN)
+        .body(
+            json!({"message": "Which orders does ACME have?", "routing_mode": "rule"}).to_string(),
+        )
+}
+
+fn resume(stack: &Stack, key: &str, turn: &str, last: Option<&str>) -> reqwest::RequestBuilder {
+    let request = reqwest::Client::new()
+        .get(format!("{}/chat/stream/{turn}", stack.host.url))
+        .bearer_auth(key);
+    match last {
+        Some(id) => request.header("last-event-id", id),
+        None => request,
+    }
+}
+
+fn script(llm: &ScriptedLlm, slow: Duration) {
+    llm.then([
+        call("search_instances", json!({"search_term": "ACME"})),
+        Reply::Slow(slow, Box::new(text("ACME has orders."))),
+        text("ACME has three orders."),
+    ]);
+}
+
+#[tokio::test]
+async fn a_client_that_reconnects_mid_stream_gets_what_it_missed_then_the_rest() {
+    let llm = ScriptedLlm::start().await;
+    script(&llm, Duration::from_secs(2));
+    let stack = Stack::start_with(&llm.variables()).await.unwrap();
+    let mut first = ask(&stack).send().await.unwrap();
+    let turn = first.headers()["x-turn-id"].to_str().unwrap().to_string();
+    // Read the first connection until the slow reasoning step is pending.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = String::new();
+    while llm.requests().len() < 2 {
+        assert!(Instant::now() < deadline, "{seen}");
+        if let Ok(Ok(Some(bytes))) =
+            tokio::time::timeout(Duration::from_millis(20), first.chunk()).await
+        {
+            seen.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    let early = parse(&seen);
+    assert!(early.len() >= 4, "{seen}");
+    // Every event so far carries `<turn>:<seq>`, seq counting from 1.
+    for (i, (id, _)) in early.iter().enumerate() {
+        assert_eq!(id.as_deref(), Some(format!("{turn}:{}", i + 1).as_str()));
+    }
+    let last_seen = early[2].0.clone().unwrap();
+
+    // A second connection (the same client after a proxy cut it) resumes after event 3
+    // while the turn still runs; the first stays open so the turn goes on.
+    let (rest_of_first, resumed) = tokio::join!(
+        async {
+            let mut body = seen.clone();
+            while let Some(bytes) = first.chunk().await.unwrap() {
+                body.push_str(&String::from_utf8_lossy(&bytes));
+            }
+            body
+        },
+        async {
+            let response = resume(&stack, auth::ADMIN, &turn, Some(&last_seen))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), 200);
+            response.text().await.unwrap()
+        }
+    );
+    let all = parse(&rest_of_first);
+    let resumed = parse(&resumed);
+    events::check_stream(&all.iter().map(|e| e.1.clone()).collect::<Vec<_>>());
+    events::check_stream(&resumed.iter().map(|e| e.1.clone()).collect::<Vec<_>>());
+    assert_eq!(
+        resumed.first().unwrap().0.as_deref(),
+        Some(format!("{turn}:4").as_str())
+    );
+    assert_eq!(
+        resumed.as_slice(),
+        &all[3..],
+        "the resume is the rest of the stream"
+    );
+    let completed = &resumed[resumed.len() - 2].1;
+    assert_eq!(completed["type"], "completed");
+    assert_eq!(completed["turn_id"], turn.as_str());
+    assert_eq!(completed["answer"], "ACME has three orders.");
+}
+
+#[tokio::test]
+async fn a_finished_turn_is_replayed_from_any_event_and_only_to_its_owner() {
+    let llm = ScriptedLlm::start().await;
+    script(&llm, Duration::from_millis(1));
+    let stack = Stack::start_with(&llm.variables()).await.unwrap();
+    let response = ask(&stack).send().await.unwrap();
+    let turn = response.headers()["x-turn-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let all = parse(&response.text().await.unwrap());
+    assert_eq!(all.last().unwrap().1["type"], "done");
+
+    // From the start (no header), after the fifth event, and after the last.
+    let replayed = resume(&stack, auth::ADMIN, &turn, None)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(parse(&replayed.text().await.unwrap()), all);
+    let fifth = format!("{turn}:5");
+    let after_fifth = resume(&stack, auth::ADMIN, &turn, Some(&fifth))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(parse(&after_fifth.text().await.unwrap()), all[5..]);
+    let end = all.last().unwrap().0.clone().unwrap();
+    let nothing = resume(&stack, auth::ADMIN, &turn, Some(&end))
+        .send()
+        .await
+        .unwrap();
+    assert!(parse(&nothing.text().await.unwrap()).is_empty());
+    // The same with `POST /chat/stream` and the header: no new turn, no LLM call.
+    let calls = llm.requests().len();
+    let posted = ask(&stack)
+        .header("last-event-id", &fifth)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(parse(&posted.text().await.unwrap()), all[5..]);
+    assert_eq!(llm.requests().len(), calls);
+
+    // Someone else's turn does not exist for them; bad ids are 400s.
+    for (key, path_turn, header, status, code) in [
+        (auth::VIEWER, turn.as_str(), None, 404, "not_found"),
+        (auth::ADMIN, "t-no-such-turn", None, 404, "not_found"),
+        (
+            auth::ADMIN,
+            turn.as_str(),
+            Some("nonsense"),
+            400,
+            "bad_request",
+        ),
+        (
+            auth::ADMIN,
+            turn.as_str(),
+            Some("t-other:3"),
+            400,
+            "bad_request",
+        ),
+        (auth::ADMIN, "bad%20id", None, 404, "not_found"),
+    ] {
+        let response = resume(&stack, key, path_turn, header).send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status, "{path_turn} {header:?}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["code"], code, "{body}");
+    }
+}
+
+#[tokio::test]
+async fn expired_events_are_a_clear_error() {
+    let llm = ScriptedLlm::start().await;
+    script(&llm, Duration::from_millis(1));
+    let mut variables = llm.variables();
+    variables.push(("chat_event_retention_s", "1".to_string()));
+    let stack = Stack::start_with(&variables).await.unwrap();
+    let response = ask(&stack).send().await.unwrap();
+    let turn = response.headers()["x-turn-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    response.text().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(2_200)).await;
+    let gone = resume(&stack, auth::ADMIN, &turn, Some(&format!("{turn}:2")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status().as_u16(), 410);
+    let body: Value = gone.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "stream_expired", "{body}");
+}
