@@ -114,8 +114,8 @@ pub fn built_in_prompt(spec: Spec, lang: Lang) -> Prompt {
     // The built-in copies are tested to parse; were one not to, its text is still the
     // best prompt there is.
     Prompt::parse(spec, file.clone(), text).unwrap_or_else(|_| Prompt {
-        hash: content_hash(text),
         file,
+        text: text.to_string(),
         template: Template::literal(text),
     })
 }
@@ -125,13 +125,19 @@ pub fn built_in_prompt(spec: Spec, lang: Lang) -> Prompt {
 pub struct Prompt {
     /// `prompts/en/router.txt` (from the mount) or `built-in prompts/en/router.txt`.
     pub file: String,
-    /// `sha256:` and the first 12 hex digits of the text as read: the prompt's version,
-    /// shown by `/health` and attached to traces.
-    pub hash: String,
+    /// The text as read (its hash is the prompt's version).
+    text: String,
     template: Template,
 }
 
 impl Prompt {
+    /// `sha256:` and the first 12 hex digits of the text as read: the prompt's version,
+    /// shown by `/health` and attached to traces. Computed on request, so a component that
+    /// only renders prompts links no SHA-256 for them.
+    pub fn hash(&self) -> String {
+        content_hash(&self.text)
+    }
+
     pub fn render(&self, values: &[(&str, &str)]) -> String {
         self.template.render(values)
     }
@@ -147,8 +153,8 @@ impl Prompt {
             message: e.message,
         })?;
         Ok(Prompt {
-            hash: content_hash(text),
             file,
+            text: text.to_string(),
             template,
         })
     }
@@ -229,7 +235,7 @@ pub fn load_from(root: &Path, spec: Spec, lang: Lang) -> Result<Prompt, PromptEr
 
 /// The content hash of `spec` in `lang` as it would be used now (for spans and logs).
 pub fn prompt_hash(spec: Spec, lang: Lang) -> Result<String, PromptError> {
-    load(spec, lang).map(|p| p.hash)
+    load(spec, lang).map(|p| p.hash())
 }
 
 /// Every prompt in every language, loaded: the first error, if any. Run at the start of a
@@ -264,7 +270,10 @@ pub fn versions_from(root: &Path) -> Vec<Version> {
         .map(|(spec, lang)| Version {
             name: spec.name,
             lang,
-            loaded: load_from(root, spec, lang).map(|p| (p.file, p.hash)),
+            loaded: load_from(root, spec, lang).map(|p| {
+                let hash = p.hash();
+                (p.file, hash)
+            }),
         })
         .collect()
 }

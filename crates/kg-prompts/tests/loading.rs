@@ -53,17 +53,17 @@ fn the_repository_prompts_folder_loads() {
 #[test]
 fn a_mounted_file_wins_and_its_hash_follows_its_text() {
     let dir = tempfile::tempdir().unwrap();
-    let built_in_hash = load_from(dir.path(), ROUTER, Lang::En).unwrap().hash;
+    let built_in_hash = load_from(dir.path(), ROUTER, Lang::En).unwrap().hash();
     write(dir.path(), "en/router.txt", "Route carefully.\n");
     let mounted = load_from(dir.path(), ROUTER, Lang::En).unwrap();
     assert_eq!(mounted.file, "prompts/en/router.txt");
     assert_eq!(mounted.render(&[]), "Route carefully.");
-    assert_ne!(mounted.hash, built_in_hash);
-    assert!(mounted.hash.starts_with("sha256:") && mounted.hash.len() == 19);
+    assert_ne!(mounted.hash(), built_in_hash);
+    assert!(mounted.hash().starts_with("sha256:") && mounted.hash().len() == 19);
     write(dir.path(), "en/router.txt", "Route very carefully.\n");
     assert_ne!(
-        load_from(dir.path(), ROUTER, Lang::En).unwrap().hash,
-        mounted.hash
+        load_from(dir.path(), ROUTER, Lang::En).unwrap().hash(),
+        mounted.hash()
     );
 }
 
