@@ -58,3 +58,9 @@ else
   echo "test: pass 3/3: end-to-end on devhost serving the pre-composed dist/spin.toml" >&2
   KG_E2E_HOST=devhost KG_E2E_MANIFEST=dist/spin.toml cargo test --release --workspace --test '*'
 fi
+
+# The benchmarks in their short mode (README "Performance"), about 2 minutes: they print
+# their tables and fail only when something breaks (a request errors, a payment goes
+# missing), never on a slow number.
+echo "test: benchmarks, short mode (scripts/bench.sh --short)" >&2
+scripts/bench.sh --short --no-setup request_profile health_latency chat_latency action_batch

@@ -16,7 +16,9 @@ use std::path::Path;
 use std::sync::Arc;
 use wasmtime::component::Component;
 use wasmtime::component::types::ComponentItem;
-use wasmtime::{Config, Engine};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ProfilingStrategy,
+};
 use wasmtime_wasi_http::bindings::ProxyPre;
 
 pub struct App {
@@ -27,6 +29,66 @@ pub struct App {
     pub components: HashMap<String, LoadedComponent>,
     /// Outbound HTTP, shared by every component (its connection pool is per origin).
     pub outbound: Arc<Outbound>,
+    /// `--server-timing`: each response carries its request's breakdown.
+    pub server_timing: bool,
+    /// With the pooling allocator, one permit per pool slot: a request beyond the pool
+    /// waits for a slot instead of failing to instantiate.
+    pub instance_slots: Option<Arc<tokio::sync::Semaphore>>,
+}
+
+/// How the engine runs components.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineSettings {
+    /// Instances come from a pool of pre-reserved memories, tables and stacks, as Spin
+    /// does; otherwise each instantiation maps its own.
+    pub pooling: Option<PoolLimits>,
+    /// Write /tmp/perf-<pid>.map so `perf` names the components' functions.
+    pub perf_map: bool,
+}
+
+/// Bounds of the instance pool.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolLimits {
+    /// Instances alive at once (one per request in flight); more requests wait.
+    pub instances: u32,
+}
+
+impl EngineSettings {
+    fn config(&self) -> Config {
+        let mut config = Config::new();
+        config.async_support(true);
+        if let Some(limits) = self.pooling {
+            config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool_config(limits)));
+        }
+        if self.perf_map {
+            config.profiler(ProfilingStrategy::PerfMap);
+        }
+        config
+    }
+}
+
+/// The pool's slots, sized for the composed application: one Spin component with its
+/// dependencies composed in is one component instance holding a core instance, a linear
+/// memory and a table per Rust component and per adapter.
+fn pool_config(limits: PoolLimits) -> PoolingAllocationConfig {
+    const CORE_INSTANCES_PER_COMPONENT: u32 = 64;
+    const MEMORIES_PER_COMPONENT: u32 = 16;
+    const TABLES_PER_COMPONENT: u32 = 32;
+    let mut pool = PoolingAllocationConfig::new();
+    pool.total_component_instances(limits.instances)
+        .total_core_instances(limits.instances * CORE_INSTANCES_PER_COMPONENT)
+        .total_memories(limits.instances * MEMORIES_PER_COMPONENT)
+        .total_tables(limits.instances * TABLES_PER_COMPONENT)
+        .total_stacks(limits.instances)
+        .max_core_instances_per_component(CORE_INSTANCES_PER_COMPONENT)
+        .max_memories_per_component(MEMORIES_PER_COMPONENT)
+        .max_tables_per_component(TABLES_PER_COMPONENT)
+        // Guests' heaps: a batch of 1,000 entities with its JSON stays far below this.
+        .max_memory_size(1 << 30)
+        .table_elements(100_000)
+        .max_component_instance_size(4 << 20)
+        .max_core_instance_size(4 << 20);
+    pool
 }
 
 pub struct LoadedComponent {
@@ -41,14 +103,13 @@ impl App {
         runtime_config: &RuntimeConfig,
         kv_path: &Path,
         outbound: Outbound,
+        settings: EngineSettings,
     ) -> Result<App> {
         let manifest = Manifest::load(manifest_path)
             .with_context(|| format!("loading {}", manifest_path.display()))?;
         let variables = Variables::new(&manifest.variables, provided_variables)?;
         let kv = KeyValueStores::open(runtime_config, kv_path)?;
-        let mut config = Config::new();
-        config.async_support(true);
-        let engine = Engine::new(&config)?;
+        let engine = Engine::new(&settings.config())?;
         let linker = host::linker(&engine)?;
         let routes = Routes::new(&manifest.triggers)?;
 
@@ -110,6 +171,10 @@ impl App {
             routes,
             components,
             outbound: Arc::new(outbound),
+            server_timing: false,
+            instance_slots: settings
+                .pooling
+                .map(|limits| Arc::new(tokio::sync::Semaphore::new(limits.instances as usize))),
         })
     }
 }

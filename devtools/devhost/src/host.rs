@@ -4,8 +4,10 @@
 use crate::config::outbound::AllowedHosts;
 use crate::kv::{KeyValueStores, Store};
 use crate::outbound::Outbound;
+use crate::timing::RequestTimings;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Instant;
 use wasmtime::component::{HasSelf, Linker, Resource, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::bindings::http::types::ErrorCode;
@@ -44,10 +46,16 @@ pub struct RequestState {
     http: WasiHttpCtx,
     policy: Arc<ComponentPolicy>,
     outbound: Arc<Outbound>,
+    /// With `--server-timing`: where the host calls' time goes.
+    timings: Option<Arc<RequestTimings>>,
 }
 
 impl RequestState {
-    pub fn new(policy: Arc<ComponentPolicy>, outbound: Arc<Outbound>) -> anyhow::Result<Self> {
+    pub fn new(
+        policy: Arc<ComponentPolicy>,
+        outbound: Arc<Outbound>,
+        timings: Option<Arc<RequestTimings>>,
+    ) -> anyhow::Result<Self> {
         // Like Spin: no environment, no arguments; the `files` mounts read-only; logs to
         // stdio.
         let mut wasi = WasiCtx::builder();
@@ -66,7 +74,23 @@ impl RequestState {
             http: WasiHttpCtx::new(),
             policy,
             outbound,
+            timings,
         })
+    }
+
+    /// Runs a key-value call, timed when `--server-timing` is on.
+    fn kv<T>(&self, write: bool, call: impl FnOnce() -> T) -> T {
+        let Some(timings) = &self.timings else {
+            return call();
+        };
+        let started = Instant::now();
+        let result = call();
+        if write {
+            timings.kv_write(started.elapsed());
+        } else {
+            timings.kv_read(started.elapsed());
+        }
+        result
     }
 }
 
@@ -133,7 +157,24 @@ impl WasiHttpView for RequestState {
             );
             return Err(ErrorCode::HttpRequestDenied.into());
         }
-        Ok(self.outbound.send(request, config))
+        let Some(timings) = self.timings.clone() else {
+            return Ok(self.outbound.send(request, config));
+        };
+        let origin = format!(
+            "{scheme}://{host}{}",
+            uri.port_u16().map(|p| format!(":{p}")).unwrap_or_default()
+        );
+        let started = Instant::now();
+        Ok(match self.outbound.send(request, config) {
+            HostFutureIncomingResponse::Pending(handle) => {
+                HostFutureIncomingResponse::pending(wasmtime_wasi::runtime::spawn(async move {
+                    let response = handle.await;
+                    timings.outbound(origin, started.elapsed());
+                    response
+                }))
+            }
+            ready => ready,
+        })
     }
 }
 
@@ -160,8 +201,8 @@ impl key_value::HostStore for RequestState {
         store: Resource<KvStore>,
         key: String,
     ) -> Result<Option<Vec<u8>>, key_value::Error> {
-        self.store(&store)?
-            .get(&key)
+        let store = self.store(&store)?;
+        self.kv(false, || store.get(&key))
             .map_err(key_value::Error::Other)
     }
 
@@ -171,25 +212,27 @@ impl key_value::HostStore for RequestState {
         key: String,
         value: Vec<u8>,
     ) -> Result<(), key_value::Error> {
-        self.store(&store)?
-            .set(&key, &value)
+        let store = self.store(&store)?;
+        self.kv(true, || store.set(&key, &value))
             .map_err(key_value::Error::Other)
     }
 
     fn delete(&mut self, store: Resource<KvStore>, key: String) -> Result<(), key_value::Error> {
-        self.store(&store)?
-            .delete(&key)
+        let store = self.store(&store)?;
+        self.kv(true, || store.delete(&key))
             .map_err(key_value::Error::Other)
     }
 
     fn exists(&mut self, store: Resource<KvStore>, key: String) -> Result<bool, key_value::Error> {
-        self.store(&store)?
-            .exists(&key)
+        let store = self.store(&store)?;
+        self.kv(false, || store.exists(&key))
             .map_err(key_value::Error::Other)
     }
 
     fn get_keys(&mut self, store: Resource<KvStore>) -> Result<Vec<String>, key_value::Error> {
-        self.store(&store)?.keys().map_err(key_value::Error::Other)
+        let store = self.store(&store)?;
+        self.kv(false, || store.keys())
+            .map_err(key_value::Error::Other)
     }
 
     fn drop(&mut self, store: Resource<KvStore>) -> wasmtime::Result<()> {

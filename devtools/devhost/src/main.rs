@@ -9,6 +9,7 @@ mod host;
 mod kv;
 mod outbound;
 mod server;
+mod timing;
 
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -69,6 +70,48 @@ struct Args {
         default_value_t = 30.0
     )]
     outbound_pool_idle_timeout: f64,
+    /// Instantiate components from a pool of pre-reserved memories, tables and stacks, as
+    /// Spin does (`pooling`), or map each instance's own (`on-demand`).
+    #[arg(
+        long,
+        env = "DEVHOST_INSTANCE_ALLOCATOR",
+        value_name = "pooling|on-demand",
+        default_value = "pooling"
+    )]
+    instance_allocator: Allocator,
+    /// Instances alive at once with `--instance-allocator pooling` (one per request in
+    /// flight); a request beyond them waits for one to finish.
+    #[arg(
+        long,
+        env = "DEVHOST_POOL_INSTANCES",
+        value_name = "N",
+        default_value_t = 128
+    )]
+    pool_instances: u32,
+    /// Add a `Server-Timing` header to every response: per-request store set-up,
+    /// instantiation, handler, key-value and outbound HTTP time (src/timing.rs).
+    #[arg(
+        long,
+        env = "DEVHOST_SERVER_TIMING",
+        value_name = "on|off",
+        default_value = "off"
+    )]
+    server_timing: Switch,
+    /// Write /tmp/perf-<pid>.map so `perf record`/`perf report` name the components'
+    /// own functions (wasmtime's perf map profiler).
+    #[arg(
+        long,
+        env = "DEVHOST_PERF_MAP",
+        value_name = "on|off",
+        default_value = "off"
+    )]
+    perf_map: Switch,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Allocator {
+    Pooling,
+    OnDemand,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -150,11 +193,20 @@ fn load(
         max_idle_per_origin: args.outbound_pool_max_idle,
         idle_timeout,
     });
-    app::App::load(
+    let settings = app::EngineSettings {
+        pooling: (args.instance_allocator == Allocator::Pooling).then_some(app::PoolLimits {
+            instances: args.pool_instances.max(1),
+        }),
+        perf_map: args.perf_map == Switch::On,
+    };
+    let mut app = app::App::load(
         &args.manifest,
         provided,
         &runtime_config,
         kv_path,
         outbound::Outbound::new(pool),
-    )
+        settings,
+    )?;
+    app.server_timing = args.server_timing == Switch::On;
+    Ok(app)
 }

@@ -9,6 +9,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::net::TcpListener;
 use wasmtime::Store;
 use wasmtime_wasi_http::WasiHttpView;
@@ -93,25 +94,58 @@ async fn invoke(
     }
     let request = hyper::Request::from_parts(parts, body);
 
+    // A pool slot for the instance, held until the instance is dropped with its store.
+    let slot = match &app.instance_slots {
+        Some(slots) => Some(slots.clone().acquire_owned().await?),
+        None => None,
+    };
+    let timings = app
+        .server_timing
+        .then(|| Arc::new(crate::timing::RequestTimings::default()));
+    let store_started = Instant::now();
     let mut store = Store::new(
         &app.engine,
-        RequestState::new(component.policy.clone(), app.outbound.clone())?,
+        RequestState::new(
+            component.policy.clone(),
+            app.outbound.clone(),
+            timings.clone(),
+        )?,
     );
     let (sender, receiver) = tokio::sync::oneshot::channel();
     let incoming = store
         .data_mut()
         .new_incoming_request(Scheme::Http, request)?;
     let outparam = store.data_mut().new_response_outparam(sender)?;
+    if let Some(t) = &timings {
+        t.store(store_started.elapsed());
+    }
     let pre = component.pre.clone();
+    let instance_timings = timings.clone();
     let task = tokio::task::spawn(async move {
+        // Declared after the slot, so the instance (in its store) is dropped, and its
+        // memory back in the pool, before the slot is released.
+        let _slot = slot;
+        let mut store = store;
+        let instantiate_started = Instant::now();
         let proxy = pre.instantiate_async(&mut store).await?;
+        if let Some(t) = &instance_timings {
+            t.instantiated(instantiate_started);
+        }
         proxy
             .wasi_http_incoming_handler()
             .call_handle(&mut store, incoming, outparam)
             .await
     });
     match receiver.await {
-        Ok(Ok(response)) => Ok(response),
+        Ok(Ok(mut response)) => {
+            if let Some(t) = &timings {
+                let header = t.header(t.since_instantiated());
+                if let Ok(value) = hyper::header::HeaderValue::from_str(&header) {
+                    response.headers_mut().append("server-timing", value);
+                }
+            }
+            Ok(response)
+        }
         Ok(Err(code)) => Err(anyhow!("component answered with error code {code:?}")),
         Err(_) => {
             let error = match task.await {

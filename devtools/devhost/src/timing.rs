@@ -1,0 +1,133 @@
+//! `--server-timing` (`DEVHOST_SERVER_TIMING=on`): what one request cost, measured by the
+//! host, sent back in the response's `Server-Timing` header (W3C Server Timing) so a
+//! benchmark can break a request down without a profiler:
+//!
+//! - `store`: the per-request host state (WASI context, resource table);
+//! - `instantiate`: instantiating the composed component from its pre-linked form;
+//! - `handler`: from the call into the component until it set its response;
+//! - `kv-read` / `kv-write`: key-value calls (`desc` = how many), time inside the store;
+//! - `outbound`: one entry per origin the component called (`desc` = `origin n=count`),
+//!   time from the request until its response headers arrived (bodies are small here).
+//!
+//! Everything the component does between these (its own code, WIT calls between the
+//! composed components, JSON) is `handler` minus the host calls: the host cannot see inside.
+//! Off by default: it costs a clock read per host call and a header per response.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// One request's measurements, shared by the server and the request's host state.
+#[derive(Default)]
+pub struct RequestTimings {
+    inner: Mutex<Measured>,
+}
+
+#[derive(Default)]
+struct Measured {
+    store: Duration,
+    instantiate: Duration,
+    /// When instantiation finished, i.e. the handler was called.
+    instantiated_at: Option<Instant>,
+    kv_read: (u32, Duration),
+    kv_write: (u32, Duration),
+    /// Origin → (requests, time to response headers).
+    outbound: BTreeMap<String, (u32, Duration)>,
+}
+
+impl RequestTimings {
+    fn with(&self, f: impl FnOnce(&mut Measured)) {
+        // A panic elsewhere while holding the lock leaves plain numbers behind: use them.
+        let mut measured = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut measured);
+    }
+
+    pub fn store(&self, took: Duration) {
+        self.with(|m| m.store = took);
+    }
+
+    /// Instantiation that began at `started` just finished.
+    pub fn instantiated(&self, started: Instant) {
+        let now = Instant::now();
+        self.with(|m| {
+            m.instantiate = now - started;
+            m.instantiated_at = Some(now);
+        });
+    }
+
+    /// Time since the handler was called (zero if instantiation never finished).
+    pub fn since_instantiated(&self) -> Duration {
+        let mut at = None;
+        self.with(|m| at = m.instantiated_at);
+        at.map_or(Duration::ZERO, |at| at.elapsed())
+    }
+
+    pub fn kv_read(&self, took: Duration) {
+        self.with(|m| add(&mut m.kv_read, took));
+    }
+
+    pub fn kv_write(&self, took: Duration) {
+        self.with(|m| add(&mut m.kv_write, took));
+    }
+
+    pub fn outbound(&self, origin: String, took: Duration) {
+        self.with(|m| add(m.outbound.entry(origin).or_default(), took));
+    }
+
+    /// The `Server-Timing` header value, `handler` being the component's own call.
+    pub fn header(&self, handler: Duration) -> String {
+        let mut out = String::with_capacity(256);
+        self.with(|m| {
+            let mut metric = |name: &str, took: Duration, desc: Option<String>| {
+                if !out.is_empty() {
+                    out.push_str(", ");
+                }
+                let _ = write!(out, "{name};dur={:.3}", took.as_secs_f64() * 1_000.0);
+                if let Some(desc) = desc {
+                    let _ = write!(out, ";desc=\"{desc}\"");
+                }
+            };
+            metric("store", m.store, None);
+            metric("instantiate", m.instantiate, None);
+            metric("handler", handler, None);
+            metric("kv-read", m.kv_read.1, Some(m.kv_read.0.to_string()));
+            metric("kv-write", m.kv_write.1, Some(m.kv_write.0.to_string()));
+            for (origin, (count, took)) in &m.outbound {
+                // An origin is scheme://host:port: nothing a quoted string must escape.
+                metric("outbound", *took, Some(format!("{origin} n={count}")));
+            }
+        });
+        out
+    }
+}
+
+fn add(slot: &mut (u32, Duration), took: Duration) {
+    slot.0 += 1;
+    slot.1 += took;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_header_lists_every_measurement_with_counts() {
+        let t = RequestTimings::default();
+        t.store(Duration::from_micros(10));
+        t.with(|m| m.instantiate = Duration::from_micros(500));
+        t.kv_read(Duration::from_micros(100));
+        t.kv_read(Duration::from_micros(50));
+        t.kv_write(Duration::from_micros(200));
+        t.outbound("http://127.0.0.1:7474".into(), Duration::from_millis(2));
+        t.outbound("http://127.0.0.1:7474".into(), Duration::from_millis(1));
+        t.outbound("http://127.0.0.1:11434".into(), Duration::from_millis(4));
+        assert_eq!(
+            t.header(Duration::from_millis(9)),
+            "store;dur=0.010, instantiate;dur=0.500, handler;dur=9.000, \
+             kv-read;dur=0.150;desc=\"2\", kv-write;dur=0.200;desc=\"1\", \
+             outbound;dur=4.000;desc=\"http://127.0.0.1:11434 n=1\", \
+             outbound;dur=3.000;desc=\"http://127.0.0.1:7474 n=2\""
+        );
+    }
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# One command for the performance numbers (README "Performance"): builds what the benches
+# start (scripts/setup.sh), then runs them on devhost + devgraph with an LLM stub that
+# answers at once and prints their tables:
+#   request_profile  one request broken down (devhost --server-timing): host set-up,
+#                    instantiation, handler, KV reads/writes, graph and LLM round trips,
+#                    the components' own compute
+#   health_latency   GET /health/live and /health, 1,000 sequential requests
+#   chat_latency     /chat with 0 and 4 tool steps, per agent step
+#   action_batch     1,000 payments: floor (one UNWIND), executor statements, chunked,
+#                    one request per order
+#   outbound_pool    2,000 tool calls in 10 s at 16 clients, pool off/on, devhost RSS
+#
+#   scripts/bench.sh [--short] [--perf] [--no-setup] [BENCH...]
+#
+# --short     fewer runs (KG_BENCH_SHORT=1): what CI runs; catches crashes, prints numbers,
+#             never fails on a slow number.
+# --perf      also samples devhost with perf(1) during request_profile (devhost's
+#             --perf-map names the components' functions) and splits where devhost's CPU
+#             went: the components' JSON (serde_json), their allocator, the rest of their
+#             code, the canonical ABI between components and host (WIT), devhost's own
+#             I/O and runtime, the kernel.
+# --no-setup  skip scripts/setup.sh (the components and devhost are already built).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+short=0 perf=0 setup=1 benches=()
+for arg in "$@"; do
+  case "$arg" in
+    --short) short=1 ;;
+    --perf) perf=1 ;;
+    --no-setup) setup=0 ;;
+    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -*) echo "bench: unknown option $arg" >&2; exit 2 ;;
+    *) benches+=("$arg") ;;
+  esac
+done
+if [ ${#benches[@]} -eq 0 ]; then
+  benches=(request_profile health_latency chat_latency action_batch outbound_pool)
+fi
+[ "$setup" = 1 ] && scripts/setup.sh
+export KG_BENCH_SHORT=$short
+
+# The application logs one JSON line per request on stdout; the tables are the rest.
+tables() { grep -v '^{"' || true; }
+
+# Runs one bench; its stderr (devhost's and devgraph's logs) only when it fails.
+run_bench() {
+  local log
+  log=$(mktemp)
+  if ! cargo bench -q -p kg-e2e --bench "$1" 2>"$log" | tables; then
+    echo "bench: $1 failed; the end of its log:" >&2
+    tail -40 "$log" >&2
+    rm -f "$log"
+    return 1
+  fi
+  rm -f "$log"
+}
+
+# request_profile with devhost sampled by perf; the CPU split printed after its table.
+run_profile_with_perf() {
+  if ! command -v perf >/dev/null; then
+    echo "bench: --perf needs perf(1) (apt-get install linux-perf); profiling without it" >&2
+    run_bench request_profile
+    return
+  fi
+  local dir bin pid devhost="" recorder
+  dir=$(mktemp -d)
+  bin=$(ls -t target/release/deps/request_profile-* | grep -v '\.d$' | head -1)
+  DEVHOST_PERF_MAP=on "$bin" >"$dir/table" 2>"$dir/log" &
+  pid=$!
+  for _ in $(seq 240); do
+    devhost=$(pgrep -P "$pid" -x devhost || true)
+    [ -n "$devhost" ] && break
+    sleep 0.25
+  done
+  if [ -z "$devhost" ]; then
+    wait "$pid" || { tail -40 "$dir/log" >&2; return 1; }
+    return
+  fi
+  perf record -q -F 1999 -p "$devhost" -o "$dir/perf.data" >/dev/null 2>&1 &
+  recorder=$!
+  if ! wait "$pid"; then
+    kill -INT "$recorder" 2>/dev/null || true
+    tail -40 "$dir/log" >&2
+    return 1
+  fi
+  kill -INT "$recorder" 2>/dev/null || true
+  wait "$recorder" || true
+  tables <"$dir/table"
+  echo
+  echo "devhost's CPU during request_profile (perf, % of samples; startup compilation apart):"
+  perf report -i "$dir/perf.data" --stdio --no-children -t '|' --sort dso,symbol 2>/dev/null |
+    awk -F'|' '
+      /^#/ || NF < 3 { next }
+      {
+        pct = $1 + 0; dso = $2; sym = $3
+        if (sym ~ /cranelift|wasmtime_environ|wasmparser|wac_|wit_component|wit_parser|compile/) c = "startup: compiling and composing"
+        else if (dso ~ /JIT/ && sym ~ /serde_json/) c = "components: JSON (serde_json)"
+        else if (dso ~ /JIT/ && sym ~ /dlmalloc|dlfree|dlrealloc|rdl_alloc|rdl_dealloc|rdl_realloc|rust_alloc|rust_dealloc|rust_realloc/) c = "components: allocator"
+        else if (dso ~ /JIT/ && sym ~ /trampoline|wasm-to-array|array-to-wasm|builtin/) c = "WIT: canonical ABI (lifting, lowering, copies)"
+        else if (dso ~ /JIT/) c = "components: own code"
+        else if (sym ~ /component::|memory_copy|options_memory|lift|lower|realloc_func|canonical/) c = "WIT: canonical ABI (lifting, lowering, copies)"
+        else if (sym ~ /\[k\]/ || dso ~ /kernel/) c = "kernel (syscalls, scheduling, page faults)"
+        else c = "devhost: I/O, HTTP, KV, wasmtime runtime"
+        total[c] += pct
+      }
+      END { for (c in total) printf "  %6.2f %%  %s\n", total[c], c }' | sort -rn
+}
+
+cargo bench -p kg-e2e --no-run "${benches[@]/#/--bench=}" >&2
+for bench in "${benches[@]}"; do
+  echo
+  echo "== $bench =="
+  if [ "$bench" = request_profile ] && [ "$perf" = 1 ]; then
+    run_profile_with_perf
+  else
+    run_bench "$bench"
+  fi
+done

@@ -1,0 +1,251 @@
+//! Where one request's time goes, on devhost with `--server-timing` (devtools/devhost/src/
+//! timing.rs) and an LLM stub that answers at once: per kind of request, the medians of
+//! what the client waited, the host's per-request set-up, the instantiation of the
+//! composed application, the component's handler, and inside the handler the key-value
+//! reads and writes, the graph round trips, the LLM round trips, and the rest — the
+//! components' own code (their WIT calls to each other and JSON included: the host cannot
+//! see inside the composed component; `scripts/bench.sh --perf` splits that part further).
+//!
+//! Run: `cargo bench -p kg-e2e --bench request_profile` (or `scripts/bench.sh`);
+//! `KG_BENCH_SHORT=1` for fewer runs.
+
+use kg_e2e::Stack;
+use kg_e2e::llm_stub::{Reply, ScriptedLlm, call, text};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+const STEPS: usize = 4;
+
+/// One request's breakdown, in ms (counts as counts).
+#[derive(Default, Clone)]
+struct Sample {
+    client: f64,
+    metrics: BTreeMap<&'static str, f64>,
+}
+
+fn main() -> anyhow::Result<()> {
+    // SAFETY: set before the runtime starts any thread; devhost (a child) inherits it.
+    unsafe { std::env::set_var("DEVHOST_SERVER_TIMING", "on") };
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
+    let short = std::env::var("KG_BENCH_SHORT").is_ok_and(|v| v == "1");
+    let runs = if short { 20 } else { 200 };
+    let llm = ScriptedLlm::start().await;
+    let stack = Stack::start_with(&llm.variables()).await?;
+    kg_e2e::auth::client(kg_e2e::auth::ADMIN)
+        .post(format!("{}/actions/setup", stack.host.url))
+        .send()
+        .await?
+        .error_for_status()?;
+    let graph_origin = stack.graph.url.trim_end_matches('/').to_string();
+    let llm_origin = llm.server.uri().trim_end_matches('/').to_string();
+    let origins = Origins {
+        graph: graph_origin,
+        llm: llm_origin,
+    };
+    let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
+    let base = stack.host.url.clone();
+
+    let mut table = Vec::new();
+    // Warm up each path once (first use of a code path touches fresh pages).
+    let health = profile(runs, &origins, || {
+        client.get(format!("{base}/health/live")).send()
+    })
+    .await?;
+    table.push(("GET /health/live", health));
+
+    let question = json!({"message": "How many suppliers are there?", "routing_mode": "rule"});
+    let chat = |steps: usize| {
+        let mut script: Vec<Reply> = (0..steps)
+            .map(|_| {
+                call(
+                    "get_node_statistics",
+                    json!({"label": "Supplier", "sample_size": 0}),
+                )
+            })
+            .collect();
+        script.push(text("draft"));
+        script.push(text("There are 10 suppliers."));
+        script
+    };
+    let zero = profile(runs, &origins, || {
+        llm.then(chat(0));
+        client
+            .post(format!("{base}/chat"))
+            .body(question.to_string())
+            .send()
+    })
+    .await?;
+    table.push(("POST /chat, no tool step", zero));
+    let four = profile(runs, &origins, || {
+        llm.then(chat(STEPS));
+        client
+            .post(format!("{base}/chat"))
+            .body(question.to_string())
+            .send()
+    })
+    .await?;
+    table.push(("POST /chat, 4 tool steps", four));
+
+    let ids = stack
+        .graph
+        .create_approved_orders("PROFILE", runs + 5, 1.0)
+        .await?;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let pay = profile(runs, &origins, || {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = ids[i % ids.len()].clone();
+        client
+            .post(format!("{base}/actions/PurchaseOrder/makePayment/execute"))
+            .body(json!({"entity_ids": [id]}).to_string())
+            .send()
+    })
+    .await?;
+    table.push(("POST makePayment, 1 order", pay));
+
+    print_table(&table);
+    println!(
+        "\nper agent step (4-step /chat minus 0-step /chat, / {STEPS}): {:.3} ms of which own compute {:.3} ms",
+        (median(&table[2].1, "client") - median(&table[1].1, "client")) / STEPS as f64,
+        (median(&table[2].1, "own") - median(&table[1].1, "own")) / STEPS as f64
+    );
+    Ok(())
+}
+
+struct Origins {
+    graph: String,
+    llm: String,
+}
+
+/// Sends `runs` requests one after another (after 5 unmeasured ones) and collects the
+/// client's time and the `Server-Timing` metrics of each.
+async fn profile<F, Fut>(runs: usize, origins: &Origins, send: F) -> anyhow::Result<Vec<Sample>>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = reqwest::Result<reqwest::Response>>,
+{
+    let mut samples = Vec::with_capacity(runs);
+    for i in 0..runs + 5 {
+        let started = Instant::now();
+        let response = send().await?.error_for_status()?;
+        let header: Vec<String> = response
+            .headers()
+            .get_all("server-timing")
+            .iter()
+            .filter_map(|v| v.to_str().ok().map(str::to_string))
+            .collect();
+        response.bytes().await?;
+        let client = started.elapsed().as_secs_f64() * 1_000.0;
+        if i < 5 {
+            continue;
+        }
+        let metrics = parse(&header.join(", "), origins);
+        anyhow::ensure!(
+            metrics.contains_key("instantiate"),
+            "no Server-Timing from devhost (is it built with --server-timing?): {header:?}"
+        );
+        samples.push(Sample { client, metrics });
+    }
+    Ok(samples)
+}
+
+/// devhost's metrics, outbound calls sorted into graph, LLM and other by origin; `own` is
+/// the handler's time outside the host calls.
+fn parse(header: &str, origins: &Origins) -> BTreeMap<&'static str, f64> {
+    let mut m = BTreeMap::new();
+    for entry in header.split(", ") {
+        let mut parts = entry.split(';');
+        let name = parts.next().unwrap_or_default();
+        let (mut dur, mut desc) = (0.0, "");
+        for p in parts {
+            if let Some(d) = p.strip_prefix("dur=") {
+                dur = d.parse().unwrap_or(0.0);
+            } else if let Some(d) = p.strip_prefix("desc=") {
+                desc = d.trim_matches('"');
+            }
+        }
+        let count = |d: &str| -> f64 {
+            d.rsplit_once(" n=")
+                .map_or(d, |(_, n)| n)
+                .parse()
+                .unwrap_or(0.0)
+        };
+        let (time_key, count_key) = match name {
+            "store" | "instantiate" | "handler" => {
+                m.insert(static_name(name), dur);
+                continue;
+            }
+            "kv-read" => ("kv_read", "kv_read_n"),
+            "kv-write" => ("kv_write", "kv_write_n"),
+            "outbound" if desc.starts_with(&format!("{} ", origins.graph)) => ("graph", "graph_n"),
+            "outbound" if desc.starts_with(&format!("{} ", origins.llm)) => ("llm", "llm_n"),
+            "outbound" => ("other", "other_n"),
+            _ => continue,
+        };
+        *m.entry(time_key).or_insert(0.0) += dur;
+        *m.entry(count_key).or_insert(0.0) += count(desc);
+    }
+    let host: f64 = ["kv_read", "kv_write", "graph", "llm", "other"]
+        .iter()
+        .filter_map(|k| m.get(k))
+        .sum();
+    let handler = m.get("handler").copied().unwrap_or(0.0);
+    m.insert("own", (handler - host).max(0.0));
+    m
+}
+
+fn static_name(name: &str) -> &'static str {
+    match name {
+        "store" => "store",
+        "instantiate" => "instantiate",
+        _ => "handler",
+    }
+}
+
+fn median(samples: &[Sample], key: &str) -> f64 {
+    let mut values: Vec<f64> = samples
+        .iter()
+        .map(|s| {
+            if key == "client" {
+                s.client
+            } else {
+                s.metrics.get(key).copied().unwrap_or(0.0)
+            }
+        })
+        .collect();
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
+}
+
+fn print_table(table: &[(&str, Vec<Sample>)]) {
+    println!(
+        "one request, medians in ms over {} runs (n = calls per request), devhost --server-timing:",
+        table.first().map_or(0, |t| t.1.len())
+    );
+    println!(
+        "| request | client | host set-up | instantiate | handler | KV reads | KV writes | graph round trips | LLM round trips | own compute (WIT, JSON, logic) |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (name, samples) in table {
+        let m = |k: &str| median(samples, k);
+        let counted = |t: &str, n: &str| format!("{:.3} (n={:.0})", m(t), m(n));
+        println!(
+            "| {name} | {:.3} | {:.3} | {:.3} | {:.3} | {} | {} | {} | {} | {:.3} |",
+            m("client"),
+            m("store"),
+            m("instantiate"),
+            m("handler"),
+            counted("kv_read", "kv_read_n"),
+            counted("kv_write", "kv_write_n"),
+            counted("graph", "graph_n"),
+            counted("llm", "llm_n"),
+            m("own"),
+        );
+    }
+}
