@@ -11,7 +11,7 @@ use kg_e2e::otlp::Receiver;
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-const RUNS: usize = 100;
+const RUNS: usize = 200;
 const STEPS: usize = 4;
 
 #[tokio::main]
@@ -42,8 +42,15 @@ async fn main() -> anyhow::Result<()> {
                 send(&client, stack).await?;
             }
         }
-        for _ in 0..RUNS {
-            for (stack, llm, samples) in [(&off, &llm_off, &mut t_off), (&on, &llm_on, &mut t_on)] {
+        for run in 0..RUNS {
+            // Which stack goes first alternates, so neither always follows the other.
+            let first_off = run % 2 == 0;
+            for pass_off in [first_off, !first_off] {
+                let (stack, llm, samples) = if pass_off {
+                    (&off, &llm_off, &mut t_off)
+                } else {
+                    (&on, &llm_on, &mut t_on)
+                };
                 turn(llm, steps);
                 samples.push(send(&client, stack).await?);
             }

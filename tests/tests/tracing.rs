@@ -97,7 +97,12 @@ async fn the_seed_000_question_is_one_trace_across_the_components() {
 
     let spans = receiver.trace(CALLER_TRACE).await;
     let index = by_id(&spans);
-    assert_eq!(index.len(), spans.len(), "span ids are unique");
+    assert_eq!(
+        index.len(),
+        spans.len(),
+        "span ids are unique: {:#?}",
+        names(&spans)
+    );
 
     // One root: the server span, child of the caller's span, with the caller's state.
     let roots: Vec<&Span> = spans
@@ -197,6 +202,49 @@ async fn the_seed_000_question_is_one_trace_across_the_components() {
         );
     }
 
+    // The agent's tool calls (GenAI execute_tool) wrap the component calls.
+    let tools: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.str("gen_ai.operation.name") == Some("execute_tool"))
+        .collect();
+    let tool_names: Vec<&str> = tools
+        .iter()
+        .filter_map(|s| s.str("gen_ai.tool.name"))
+        .collect();
+    assert_eq!(
+        tool_names,
+        ["search_instances", "get_instance_neighbors"],
+        "{:#?}",
+        names(&spans)
+    );
+    for tool in &tools {
+        assert!(
+            tool.str("gen_ai.tool.call.id")
+                .is_some_and(|id| id.starts_with("call-"))
+        );
+        assert!(tool.attribute("gen_ai.tool.call.arguments").is_none());
+        assert!(
+            tool_calls.iter().any(|c| c.parent_span_id == tool.span_id),
+            "{} calls query-tools",
+            tool.name
+        );
+    }
+    // The router and the summariser are component calls too; the summariser's LLM call
+    // is recorded in the summariser and parented on the dispatcher's call.
+    assert!(
+        spans.iter().any(|s| s.name == "router"),
+        "{:#?}",
+        names(&spans)
+    );
+    let summariser_llm = spans
+        .iter()
+        .find(|s| s.name.starts_with("chat ") && s.str("kg.component") == Some("summariser"))
+        .expect("the summariser's LLM call");
+    assert_eq!(
+        index[summariser_llm.parent_span_id.as_str()].name,
+        "summariser"
+    );
+
     // No content by default: neither the question, nor tool arguments, nor answers.
     let raw: String = receiver
         .server
@@ -249,6 +297,40 @@ async fn content_and_statements_are_recorded_only_when_enabled() {
         .expect("a graph statement");
     let text = statement.str("db.query.text").expect("statement text");
     assert!(!text.contains("PRD-036"), "values stay parameters: {text}");
+}
+
+#[tokio::test]
+async fn the_streamed_turn_names_its_trace_in_the_completed_event() {
+    let llm = ScriptedLlm::start().await;
+    llm.then([text("Hello!")]);
+    let receiver = Receiver::start().await;
+    let stack = stack(&llm, &receiver, &[]).await;
+    let response = reqwest::Client::new()
+        .post(format!("{}/chat/stream", stack.host.url))
+        .bearer_auth(auth::ADMIN)
+        .body(json!({"message": "hello", "routing_mode": "rule"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    let trace_id = response.headers()["x-trace-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let text = response.text().await.unwrap();
+    let completed: Value = text
+        .split("\n\n")
+        .filter_map(|frame| frame.lines().find_map(|l| l.strip_prefix("data: ")))
+        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+        .find(|event| event["type"] == "completed")
+        .expect("a completed event");
+    assert_eq!(completed["trace_id"], trace_id.as_str());
+    // Exported at the stream's end, the server span covering the whole stream.
+    let spans = receiver.trace(&trace_id).await;
+    let root = spans
+        .iter()
+        .find(|s| s.name == "POST /chat/stream")
+        .expect("the server span");
+    assert!(spans.iter().all(|s| s.end_nanos() <= root.end_nanos()));
 }
 
 #[tokio::test]

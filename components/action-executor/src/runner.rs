@@ -212,20 +212,32 @@ async fn send(
     statement: Statement,
     mode: AccessMode,
 ) -> Result<QueryResult, SendFailure> {
+    // Chunks are in flight together: each statement's span is a sibling, not a parent
+    // of the next one's.
+    let mut span = shared.client.concurrent_statement_span(&statement.text);
     let mut resent = false;
     loop {
-        let (request, sent_bookmarks) =
+        let (mut request, sent_bookmarks) =
             shared
                 .client
                 .prepare_run(&statement.text, statement.params.clone(), mode);
-        let response = send_async(request).await.map_err(|e| match e.kind {
-            TransportErrorKind::Connect => SendFailure::NotSent(e.message),
-            TransportErrorKind::Denied => SendFailure::Answered(e.into()),
-            TransportErrorKind::Timeout | TransportErrorKind::Other => {
-                SendFailure::NoAnswer(e.message)
+        if let Some(parent) = span.traceparent() {
+            request.headers.retain(|(name, _)| name != "traceparent");
+            request.headers.push(("traceparent".to_string(), parent));
+        }
+        let response = send_async(request).await.map_err(|e| {
+            span.fail(&format!("{:?}", e.kind), &e.message);
+            match e.kind {
+                TransportErrorKind::Connect => SendFailure::NotSent(e.message),
+                TransportErrorKind::Denied => SendFailure::Answered(e.into()),
+                TransportErrorKind::Timeout | TransportErrorKind::Other => {
+                    SendFailure::NoAnswer(e.message)
+                }
             }
         })?;
-        match shared.client.finish_run(&sent_bookmarks, &response) {
+        let result = shared.client.finish_run(&sent_bookmarks, &response);
+        neo4j_client::record_statement(&mut span, &result);
+        match result {
             Ok(result) => return Ok(result),
             // A server without `maxExecutionTime` refused the statement unrun: once more
             // without it (chunks then settle only from what the log shows applied).

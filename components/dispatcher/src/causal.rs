@@ -92,7 +92,7 @@ fn took(component: Component, bookmarks: Vec<String>) {
 }
 
 /// Calls the query tools inside the chain.
-pub fn query_tools<T>(call: impl FnOnce() -> T) -> T {
+pub fn query_tools<T: crate::telemetry::Outcome>(call: impl FnOnce() -> T) -> T {
     if let Some(b) = due(Component::QueryTools) {
         query_tools::use_bookmarks(&b);
     }
@@ -107,7 +107,7 @@ pub fn query_tools<T>(call: impl FnOnce() -> T) -> T {
 }
 
 /// Calls the action executor inside the chain (a batch's pulls included).
-pub fn executor<T>(call: impl FnOnce() -> T) -> T {
+pub fn executor<T: crate::telemetry::Outcome>(call: impl FnOnce() -> T) -> T {
     if let Some(b) = due(Component::Executor) {
         action_executor::use_bookmarks(&b);
     }
@@ -122,7 +122,7 @@ pub fn executor<T>(call: impl FnOnce() -> T) -> T {
 }
 
 /// Calls the retriever inside the chain.
-pub fn retriever<T>(call: impl FnOnce() -> T) -> T {
+pub fn retriever<T: crate::telemetry::Outcome>(call: impl FnOnce() -> T) -> T {
     if let Some(b) = due(Component::Retriever) {
         retriever::use_bookmarks(&b);
     }

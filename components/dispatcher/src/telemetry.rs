@@ -139,8 +139,9 @@ fn route_template(method: &str, path: &str) -> String {
 }
 
 /// Runs one call into another component inside a span, handing the component the trace
-/// context first and taking its spans back after. Costs nothing while not recording.
-pub fn component_call<T>(
+/// context first and taking its spans back after. A WIT error marks the span failed with
+/// its code. Costs nothing while not recording.
+pub fn component_call<T: Outcome>(
     name: &str,
     use_trace_context: impl FnOnce(&str),
     take_spans: impl FnOnce() -> String,
@@ -149,12 +150,60 @@ pub fn component_call<T>(
     if !kg_telemetry::is_recording() {
         return call();
     }
-    let span = kg_telemetry::span(name, SpanKind::Internal);
+    let mut span = kg_telemetry::span(name, SpanKind::Internal);
     if let Some(parent) = kg_telemetry::current_traceparent() {
         use_trace_context(&parent);
     }
     let answer = call();
     kg_telemetry::absorb(take_spans());
-    drop(span);
+    if let Some(error) = answer.error() {
+        span.fail(&format!("{:?}", error.code).to_lowercase(), &error.message);
+    }
     answer
+}
+
+/// The span of one tool call of the agent (GenAI `execute_tool`); its arguments only with
+/// content capture on.
+pub fn tool_span(call: &llm_client::ToolCall) -> ActiveSpan {
+    let mut span = kg_telemetry::span("execute_tool", SpanKind::Internal);
+    if span.is_recording() {
+        span.rename(&format!("execute_tool {}", call.name));
+        span.set(attr::GEN_AI_OPERATION_NAME, "execute_tool");
+        span.set(attr::GEN_AI_TOOL_NAME, call.name.as_str());
+        span.set(attr::GEN_AI_TOOL_CALL_ID, call.id.as_str());
+        if kg_telemetry::capture_content() {
+            span.set(attr::GEN_AI_TOOL_CALL_ARGUMENTS, call.arguments.as_str());
+        }
+    }
+    span
+}
+
+/// A failed tool call is an error span; its message is the observation's summary only
+/// with content capture on (it may quote the user's data).
+pub fn tool_outcome(span: &mut ActiveSpan, observation: &kg_agent_core::react::Observation) {
+    if !observation.ok {
+        let message = if kg_telemetry::capture_content() {
+            observation.summary.as_str()
+        } else {
+            "the tool call failed"
+        };
+        span.fail("tool_error", message);
+    }
+}
+
+/// What a component answered, as far as its span cares: the WIT error, if any.
+pub trait Outcome {
+    fn error(&self) -> Option<&kg_wit::types::Error>;
+}
+
+impl<A> Outcome for Result<A, kg_wit::types::Error> {
+    fn error(&self) -> Option<&kg_wit::types::Error> {
+        self.as_ref().err()
+    }
+}
+
+impl<A> Outcome for Vec<A> {
+    fn error(&self) -> Option<&kg_wit::types::Error> {
+        None
+    }
 }

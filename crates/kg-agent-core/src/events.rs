@@ -114,6 +114,9 @@ impl Completion {
             "steps": self.steps,
             "actions": self.actions,
             "approval": self.approval,
+            // The request's trace (the recorder is the instance's), so a user's report
+            // can be found in the trace store; null outside a trace.
+            "trace_id": kg_telemetry::trace_id().map(|id| id.to_string()),
         })
     }
 }

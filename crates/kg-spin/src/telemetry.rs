@@ -39,6 +39,8 @@ fn config() -> Config {
 }
 
 fn read_config() -> Config {
+    // Per instance, before any id is made (see `kg_telemetry::ids::seed`).
+    kg_telemetry::ids::seed(wasi::random::random::get_random_u64());
     let optional = |name: &str| variable(name).unwrap_or_default();
     let flag = |name: &str| matches!(optional(name).trim(), "true" | "1" | "yes" | "on");
     Config {

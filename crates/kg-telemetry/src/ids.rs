@@ -93,12 +93,20 @@ fn nibble(digit: u8) -> Option<u8> {
 
 thread_local! {
     static COUNTER: Cell<u64> = const { Cell::new(0) };
+    static SEED: Cell<u64> = const { Cell::new(0) };
 }
 
-/// 64 random bits. std's `RandomState` is keyed from the platform's random source (WASI
-/// `random` in a component) once per thread; hashing a per-thread counter with those keys
-/// gives a distinct, unpredictable value per call without another dependency (ids need
-/// uniqueness, not secrecy).
+/// Mixes a random value from the platform into every id this thread makes from now on.
+/// Needed where std's hash keys are not random per instance: a WASI host may seed them
+/// from its `insecure-seed`, which can be the same for every component instance, and
+/// two instances of one request would then make the same ids.
+pub fn seed(random: u64) {
+    SEED.with(|s| s.set(random));
+}
+
+/// 64 random bits: a per-thread counter and the [`seed`], hashed with std's
+/// `RandomState` keys (from the platform's random source), so no other dependency is
+/// needed; ids need uniqueness, not secrecy.
 fn random_nonzero() -> u64 {
     let n = COUNTER.with(|c| {
         let n = c.get().wrapping_add(1);
@@ -106,6 +114,7 @@ fn random_nonzero() -> u64 {
         n
     });
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(SEED.with(Cell::get));
     hasher.write_u64(n);
     match hasher.finish() {
         0 => 1,
@@ -127,6 +136,18 @@ mod tests {
         let s = SpanId::random();
         assert_eq!(s.to_string().len(), 16);
         assert_eq!(SpanId::from_hex(&s.to_string()), Some(s));
+    }
+
+    #[test]
+    fn the_seed_separates_threads_with_equal_hash_keys() {
+        // Same counter, same keys (one thread), different seeds: different ids.
+        seed(1);
+        COUNTER.with(|c| c.set(100));
+        let a = random_nonzero();
+        seed(2);
+        COUNTER.with(|c| c.set(100));
+        let b = random_nonzero();
+        assert_ne!(a, b);
     }
 
     #[test]

@@ -81,9 +81,11 @@ fn any_value(value: &Value) -> Json {
     match value {
         Value::Str(s) => json!({"stringValue": s}),
         Value::Int(n) => json!({"intValue": n.to_string()}),
-        // JSON has no NaN or infinity; the protobuf JSON mapping writes them as strings.
+        // JSON has no NaN or infinity; the protobuf JSON mapping spells them as strings.
         Value::Float(f) if f.is_finite() => json!({"doubleValue": f}),
-        Value::Float(f) => json!({"doubleValue": f.to_string()}),
+        Value::Float(f) if f.is_nan() => json!({"doubleValue": "NaN"}),
+        Value::Float(f) if *f > 0.0 => json!({"doubleValue": "Infinity"}),
+        Value::Float(_) => json!({"doubleValue": "-Infinity"}),
         Value::Bool(b) => json!({"boolValue": b}),
         Value::StrArray(items) => json!({"arrayValue": {"values": items
             .iter()

@@ -158,11 +158,25 @@ pub fn current_tracestate() -> Option<String> {
 
 /// Opens a span, child of the innermost open one. It ends when dropped.
 pub fn span(name: &str, kind: SpanKind) -> ActiveSpan {
+    open(name, kind, true)
+}
+
+/// Opens a span, child of the innermost open one, that does not become the parent of
+/// spans opened after it: for work that runs concurrently with its siblings (several
+/// statements in flight at once), which would otherwise nest inside each other. Calls made
+/// for it name it with [`ActiveSpan::traceparent`].
+pub fn span_detached(name: &str, kind: SpanKind) -> ActiveSpan {
+    open(name, kind, false)
+}
+
+fn open(name: &str, kind: SpanKind, nest: bool) -> ActiveSpan {
     RECORDER.with(|r| {
         let mut r = r.borrow_mut();
         let Some(trace) = r.trace.clone() else {
             return ActiveSpan {
                 id: None,
+                context: None,
+                nested: false,
                 data: None,
             };
         };
@@ -171,10 +185,19 @@ pub fn span(name: &str, kind: SpanKind) -> ActiveSpan {
         // sample.
         let id = SpanId::random();
         let parent = r.open.last().copied().or(trace.remote_parent);
-        r.open.push(id);
+        if nest {
+            r.open.push(id);
+        }
+        let context = Some(TraceParent {
+            trace_id: trace.id,
+            parent_id: id,
+            sampled: trace.sampled,
+        });
         if !(r.settings.export && trace.sampled) {
             return ActiveSpan {
                 id: Some(id),
+                context,
+                nested: nest,
                 data: None,
             };
         }
@@ -187,6 +210,8 @@ pub fn span(name: &str, kind: SpanKind) -> ActiveSpan {
         }
         ActiveSpan {
             id: Some(id),
+            context,
+            nested: nest,
             data: Some(Box::new(SpanData {
                 trace_id: trace.id,
                 span_id: id,
@@ -226,6 +251,10 @@ pub fn take_absorbed() -> Vec<String> {
 pub struct ActiveSpan {
     /// Its id while open (`None` outside a trace).
     id: Option<SpanId>,
+    /// This span as the parent of a call made for it.
+    context: Option<TraceParent>,
+    /// Whether it is on the open-span stack.
+    nested: bool,
     data: Option<Box<SpanData>>,
 }
 
@@ -233,6 +262,11 @@ impl ActiveSpan {
     /// Whether this span is kept: callers skip computing attributes for one that is not.
     pub fn is_recording(&self) -> bool {
         self.data.is_some()
+    }
+
+    /// The `traceparent` that makes a call this span's child (`None` outside a trace).
+    pub fn traceparent(&self) -> Option<String> {
+        self.context.map(|c| c.format())
     }
 
     pub fn set(&mut self, key: &str, value: impl Into<Value>) {
@@ -278,10 +312,16 @@ impl Drop for ActiveSpan {
             data.end_unix_nano = now_unix_nano().max(data.start_unix_nano);
             data
         });
+        let nested = self.nested;
         RECORDER.with(|r| {
             let mut r = r.borrow_mut();
             // Usually the innermost; a span ended out of order is taken from where it is.
-            if let Some(i) = r.open.iter().rposition(|open| *open == id) {
+            if let Some(i) = r
+                .open
+                .iter()
+                .rposition(|open| *open == id)
+                .filter(|_| nested)
+            {
                 r.open.remove(i);
             }
             if let Some(data) = data {
@@ -401,6 +441,26 @@ mod tests {
         );
         adopt("garbage", on());
         assert!(!is_recording());
+    }
+
+    #[test]
+    fn detached_spans_are_siblings_and_name_themselves_as_parent() {
+        begin(None, None, on());
+        {
+            let outer = span("batch", SpanKind::Internal);
+            let a = span_detached("a", SpanKind::Client);
+            let b = span_detached("b", SpanKind::Client);
+            assert_eq!(current_traceparent(), outer.traceparent());
+            assert_ne!(a.traceparent(), b.traceparent());
+            drop(a);
+            drop(b);
+        }
+        let spans = take_finished();
+        let outer = spans.iter().find(|s| s.name == "batch").expect("outer");
+        for name in ["a", "b"] {
+            let s = spans.iter().find(|s| s.name == name).expect("child");
+            assert_eq!(s.parent_span_id, Some(outer.span_id), "{name}");
+        }
     }
 
     #[test]

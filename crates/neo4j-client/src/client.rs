@@ -197,7 +197,25 @@ impl<T: Transport> Client<T> {
     /// The span of one statement (see `telemetry`): open it before the request is built so
     /// the request's `traceparent` names it.
     pub fn statement_span(&self, statement: &str) -> kg_telemetry::ActiveSpan {
-        crate::telemetry::statement_span(statement, &self.config.database, &self.config.origin)
+        crate::telemetry::statement_span(
+            statement,
+            &self.config.database,
+            &self.config.origin,
+            false,
+        )
+    }
+
+    /// The span of a statement sent concurrently with others (through
+    /// [`Client::prepare_run`]): it does not parent the spans opened after it. Send its
+    /// [`kg_telemetry::ActiveSpan::traceparent`] with the request and record the answer
+    /// with [`crate::record_statement`].
+    pub fn concurrent_statement_span(&self, statement: &str) -> kg_telemetry::ActiveSpan {
+        crate::telemetry::statement_span(
+            statement,
+            &self.config.database,
+            &self.config.origin,
+            true,
+        )
     }
 
     fn transaction_span(&self, operation: &str) -> kg_telemetry::ActiveSpan {

@@ -16,7 +16,9 @@ pub use client::{AccessMode, Client, Counters, QueryResult, Transaction, parse_r
 pub use config::{Auth, AuthConfigError, Config};
 pub use error::{ErrorKind, Neo4jError, TOO_EXPENSIVE};
 pub use notifications::{Notification, Position};
-pub use telemetry::{propagate as propagate_trace_context, summarise as query_summary};
+pub use telemetry::{
+    finish as record_statement, propagate as propagate_trace_context, summarise as query_summary,
+};
 pub use transport::{
     HttpRequest, HttpResponse, Method, Transport, TransportError, TransportErrorKind,
 };

@@ -28,9 +28,19 @@ const CLAUSES: [&str; 17] = [
     "FINISH",
 ];
 
-/// Opens the span of one statement, named after its summary.
-pub(crate) fn statement_span(statement: &str, database: &str, origin: &str) -> ActiveSpan {
-    let mut span = kg_telemetry::span("neo4j", SpanKind::Client);
+/// Opens the span of one statement, named after its summary; `concurrent` for one sent
+/// alongside others (see [`kg_telemetry::span_detached`]).
+pub(crate) fn statement_span(
+    statement: &str,
+    database: &str,
+    origin: &str,
+    concurrent: bool,
+) -> ActiveSpan {
+    let mut span = if concurrent {
+        kg_telemetry::span_detached("neo4j", SpanKind::Client)
+    } else {
+        kg_telemetry::span("neo4j", SpanKind::Client)
+    };
     if !span.is_recording() {
         return span;
     }
@@ -71,7 +81,7 @@ pub fn propagate(headers: &mut Vec<(String, String)>) {
 }
 
 /// Records how a statement ended: rows returned, or the error's Neo4j code.
-pub(crate) fn finish(span: &mut ActiveSpan, result: &Result<QueryResult, Neo4jError>) {
+pub fn finish(span: &mut ActiveSpan, result: &Result<QueryResult, Neo4jError>) {
     if !span.is_recording() {
         return;
     }

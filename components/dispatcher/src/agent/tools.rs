@@ -100,6 +100,15 @@ impl AgentTools for WitTools {
 
 impl ToolRunner for WitTools {
     fn run(&mut self, call: &ToolCall) -> Observation {
+        let mut span = crate::telemetry::tool_span(call);
+        let observation = self.run_unrecorded(call);
+        crate::telemetry::tool_outcome(&mut span, &observation);
+        observation
+    }
+}
+
+impl WitTools {
+    fn run_unrecorded(&mut self, call: &ToolCall) -> Observation {
         let arguments = match call.arguments_json() {
             Ok(Value::Object(map)) => Value::Object(map),
             Ok(_) => return failed("arguments must be a JSON object".into()),

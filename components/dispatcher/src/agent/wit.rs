@@ -1,5 +1,7 @@
 //! The turn's ports bound to the other components over WIT (each graph call inside the
-//! request's bookmark chain, `crate::causal`), to the Spin clock, and to the chain itself.
+//! request's bookmark chain, `crate::causal`; the router and summariser calls inside the
+//! request's trace, `crate::telemetry::component_call`), to the Spin clock, and to the
+//! chain itself.
 
 use kg_agent_core::turn::ports::{
     AnswerStream, Batch, Bookmarks, Clock, Executor, Router, Summariser,
@@ -16,7 +18,12 @@ pub struct WitRouter;
 
 impl Router for WitRouter {
     fn route(&mut self, request: &RouteRequest) -> Result<RouteDecision, Error> {
-        router::route(request)
+        crate::telemetry::component_call(
+            "router",
+            router::use_trace_context,
+            router::take_spans,
+            || router::route(request),
+        )
     }
 }
 
@@ -26,16 +33,33 @@ struct WitAnswerStream(summariser::AnswerStream);
 
 impl AnswerStream for WitAnswerStream {
     fn next(&mut self, wait_ms: u32) -> Result<StreamPoll, Error> {
-        self.0.next(wait_ms)
+        // Each pull is a span: the summariser's LLM call finishes within one of them.
+        crate::telemetry::component_call(
+            "summariser",
+            summariser::use_trace_context,
+            summariser::take_spans,
+            || self.0.next(wait_ms),
+        )
     }
 }
 
 impl Summariser for WitSummariser {
     fn summarise(&mut self, request: &SummaryRequest) -> Result<Answer, Error> {
-        summariser::summarise(request)
+        crate::telemetry::component_call(
+            "summariser",
+            summariser::use_trace_context,
+            summariser::take_spans,
+            || summariser::summarise(request),
+        )
     }
     fn start(&mut self, request: &SummaryRequest) -> Result<Box<dyn AnswerStream>, Error> {
-        Ok(Box::new(WitAnswerStream(summariser::start(request)?)))
+        let stream = crate::telemetry::component_call(
+            "summariser",
+            summariser::use_trace_context,
+            summariser::take_spans,
+            || summariser::start(request),
+        )?;
+        Ok(Box::new(WitAnswerStream(stream)))
     }
 }
 
