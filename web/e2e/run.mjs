@@ -426,6 +426,47 @@ try {
     await ctx.close();
   });
 
+  await test('a dropped stream resumes: GET /chat/stream/{turn_id} with Last-Event-ID replays the rest from the agent', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1000, height: 760 }, locale: 'en-US' });
+    const p = await ctx.newPage();
+    // The agent's whole answer, cut after its first half (no `done`): as if the
+    // connection dropped there. The resumption itself goes to the agent untouched.
+    let kept = [];
+    let frames = [];
+    await p.route('**/chat/stream', async (route) => {
+      const res = await route.fetch();
+      frames = (await res.text()).split('\n\n').filter((f) => f.trim() !== '');
+      kept = frames.slice(0, Math.floor(frames.length / 2));
+      return route.fulfill({ status: 200, contentType: 'text/event-stream', body: `${kept.join('\n\n')}\n\n` });
+    });
+    const resumed = [];
+    p.on('request', (r) => {
+      if (/\/chat\/stream\/./.test(new URL(r.url()).pathname)) resumed.push({ url: r.url(), method: r.method(), lastEventId: r.headers()['last-event-id'], authorization: r.headers().authorization });
+    });
+    await p.goto(app);
+    await p.getByLabel('API key').fill(apiKey);
+    await p.getByRole('button', { name: 'Continue' }).click();
+    await p.getByRole('textbox', { name: /Ask about the graph/ }).fill('Tell me about supplier ACME');
+    await p.getByRole('button', { name: 'Send' }).click();
+    await p.locator('.md table').waitFor({ timeout: 30000 });
+    await p.getByRole('group', { name: 'Sources' }).waitFor();
+    const idOf = (frame) => /^id: ?(.*)$/m.exec(frame)?.[1];
+    const lastKept = kept.map(idOf).filter(Boolean).at(-1);
+    assert.match(lastKept ?? '', /^t[\w-]+:\d+$/, kept.join('\n\n').slice(0, 400));
+    assert.equal(resumed.length, 1, JSON.stringify(resumed));
+    assert.equal(resumed[0].method, 'GET');
+    assert.equal(new URL(resumed[0].url).pathname, `/chat/stream/${lastKept.split(':')[0]}`);
+    assert.equal(new URL(resumed[0].url).search, '');
+    assert.equal(resumed[0].lastEventId, lastKept);
+    assert.equal(resumed[0].authorization, `Bearer ${apiKey}`);
+    assert.ok(frames.length > kept.length + 1, `${frames.length} frames`);
+    assert.equal(await p.getByText('stopped before it was complete').count(), 0);
+    assert.equal(await p.getByText(/Ignored events/).count(), 0);
+    const steps = await p.locator('.steps li.step').allTextContents();
+    assert.ok(steps.some((x) => x.includes('get_instance_neighbors')), steps.join('\n'));
+    await ctx.close();
+  });
+
   await test('accessibility: axe-core finds nothing serious on each page (light and dark)', async () => {
     const found = [];
     for (const theme of ['light', 'dark']) {

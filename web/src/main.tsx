@@ -392,7 +392,13 @@ function Chat({ t, dark, onOpenDocument }: { t: Strings; dark: boolean; onOpenDo
       const answer = await approveTurn({ approval_token: token, approve });
       if ('events' in answer) {
         update(i, (x) => ({ ...x, approving: false, decided: approve ? 'approved' : 'rejected', state: { ...x.state, status: 'streaming' } }));
-        for await (const m of answer.events) {
+        // The approval is sent once; a dropped batch stream resumes like a chat turn's.
+        const events = resumable(new AbortController().signal, {
+          open: () => answer.events,
+          reopen: resumeStream,
+          onReconnect: (attempt) => update(i, (x) => ({ ...x, reconnecting: attempt })),
+        });
+        for await (const m of events) {
           const now = performance.now();
           update(i, (x) => ({ ...x, state: reduce(x.state, m.event, m.data, now) }));
         }
@@ -421,7 +427,7 @@ function Chat({ t, dark, onOpenDocument }: { t: Strings; dark: boolean; onOpenDo
         },
       }));
     } catch (e) {
-      update(i, (x) => ({ ...x, approving: false, apiError: describe(t, e) }));
+      update(i, (x) => ({ ...x, approving: false, reconnecting: 0, state: endOfStream(x.state, 'network', performance.now()), apiError: describe(t, e) }));
     }
   }
 
