@@ -426,7 +426,7 @@ try {
     await ctx.close();
   });
 
-  await test('a dropped stream resumes: GET /chat/stream/{turn_id} with Last-Event-ID replays the rest from the agent', async () => {
+  await test('a dropped stream resumes: GET /chat/stream/{turn_id} with Last-Event-ID replays the rest from the agent (a question and a streamed approval)', async () => {
     const ctx = await browser.newContext({ viewport: { width: 1000, height: 760 }, locale: 'en-US' });
     const p = await ctx.newPage();
     // The agent's whole answer, cut after its first half (no `done`): as if the
@@ -464,6 +464,29 @@ try {
     assert.equal(await p.getByText(/Ignored events/).count(), 0);
     const steps = await p.locator('.steps li.step').allTextContents();
     assert.ok(steps.some((x) => x.includes('get_instance_neighbors')), steps.join('\n'));
+    // The streamed approval is sent once; its batch stream, cut the same way, resumes too.
+    let approveKept = [];
+    let approveSent = 0;
+    await p.route('**/chat/approve', async (route) => {
+      approveSent++;
+      const res = await route.fetch();
+      const all = (await res.text()).split('\n\n').filter((f) => f.trim() !== '');
+      approveKept = all.slice(0, Math.floor(all.length / 2));
+      return route.fulfill({ status: 200, contentType: 'text/event-stream', body: `${approveKept.join('\n\n')}\n\n` });
+    });
+    await p.getByRole('textbox', { name: /Ask about the graph/ }).fill('Pay all orders of supplier ACME');
+    await p.getByRole('button', { name: 'Send' }).click();
+    const card = p.locator('.card.plan').last();
+    await card.getByRole('button', { name: 'Approve' }).waitFor({ timeout: 30000 });
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.locator('.progress p').filter({ hasText: / 0 pending/ }).waitFor({ timeout: 60000 });
+    await p.getByText('Payment report').waitFor({ timeout: 30000 });
+    const lastApproveId = approveKept.map(idOf).filter(Boolean).at(-1);
+    const approveResume = resumed.find((r) => r.lastEventId === lastApproveId);
+    assert.ok(approveResume, JSON.stringify({ lastApproveId, resumed }));
+    assert.equal(new URL(approveResume.url).pathname, `/chat/stream/${lastApproveId.split(':')[0]}`);
+    assert.equal(approveSent, 1);
+    assert.equal(await p.getByText('stopped before it was complete').count(), 0);
     await ctx.close();
   });
 
