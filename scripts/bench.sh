@@ -89,13 +89,13 @@ run_profile_with_perf() {
   wait "$recorder" || true
   tables <"$dir/table"
   echo
-  echo "devhost's CPU during request_profile (perf, % of samples; startup compilation apart):"
+  echo "devhost's CPU while serving request_profile (perf; % of samples, start-up compilation left out):"
   perf report -i "$dir/perf.data" --stdio --no-children -t '|' --sort dso,symbol 2>/dev/null |
     awk -F'|' '
       /^#/ || NF < 3 { next }
       {
         pct = $1 + 0; dso = $2; sym = $3
-        if (sym ~ /cranelift|wasmtime_environ|wasmparser|wac_|wit_component|wit_parser|compile/) c = "startup: compiling and composing"
+        if (sym ~ /cranelift|regalloc|wasmtime_environ|wasmparser|wac_|wit_component|wit_parser|compile/) c = "startup: compiling and composing"
         else if (dso ~ /JIT/ && sym ~ /serde_json/) c = "components: JSON (serde_json)"
         else if (dso ~ /JIT/ && sym ~ /dlmalloc|dlfree|dlrealloc|rdl_alloc|rdl_dealloc|rdl_realloc|rust_alloc|rust_dealloc|rust_realloc/) c = "components: allocator"
         else if (dso ~ /JIT/ && sym ~ /trampoline|wasm-to-array|array-to-wasm|builtin/) c = "WIT: canonical ABI (lifting, lowering, copies)"
@@ -105,7 +105,10 @@ run_profile_with_perf() {
         else c = "devhost: I/O, HTTP, KV, wasmtime runtime"
         total[c] += pct
       }
-      END { for (c in total) printf "  %6.2f %%  %s\n", total[c], c }' | sort -rn
+      END {
+        for (c in total) if (c !~ /^startup/) serving += total[c]
+        for (c in total) if (c !~ /^startup/) printf "  %6.2f %%  %s\n", 100 * total[c] / serving, c
+      }' | sort -rn
 }
 
 cargo bench -p kg-e2e --no-run "${benches[@]/#/--bench=}" >&2

@@ -60,6 +60,11 @@ impl RequestState {
         // stdio.
         let mut wasi = WasiCtx::builder();
         wasi.inherit_stdout().inherit_stderr();
+        // File operations on the read-only mounts (the catalog, prompts: small local files)
+        // run on the request's own thread. Otherwise each open, stat and read is a hop to
+        // tokio's blocking pool and back, which made reading a few files per request cost
+        // milliseconds of waiting.
+        wasi.allow_blocking_current_thread(true);
         for (host, guest) in &policy.files {
             wasi.preopened_dir(
                 host,

@@ -118,6 +118,7 @@ async fn invoke(
     let outparam = store.data_mut().new_response_outparam(sender)?;
     if let Some(t) = &timings {
         t.store(store_started.elapsed());
+        store.call_hook(t.clone().wasm_hook());
     }
     let pre = component.pre.clone();
     let instance_timings = timings.clone();

@@ -5,17 +5,20 @@
 //! - `store`: the per-request host state (WASI context, resource table);
 //! - `instantiate`: instantiating the composed component from its pre-linked form;
 //! - `handler`: from the call into the component until it set its response;
+//! - `wasm`: of that, the time spent running the components' code (their own logic, the
+//!   WIT calls between the composed components, JSON), from wasmtime's call hook: every
+//!   switch between the components and the host;
 //! - `kv-read` / `kv-write`: key-value calls (`desc` = how many), time inside the store;
 //! - `outbound`: one entry per origin the component called (`desc` = `origin n=count`),
 //!   time from the request until its response headers arrived (bodies are small here).
 //!
-//! Everything the component does between these (its own code, WIT calls between the
-//! composed components, JSON) is `handler` minus the host calls: the host cannot see inside.
-//! Off by default: it costs a clock read per host call and a header per response.
+//! The rest of `handler` is host work not listed (WASI clocks, files, log output, random)
+//! and waiting to be scheduled. Off by default: it costs a clock read per switch between
+//! host and components and a header per response.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// One request's measurements, shared by the server and the request's host state.
@@ -30,6 +33,8 @@ struct Measured {
     instantiate: Duration,
     /// When instantiation finished, i.e. the handler was called.
     instantiated_at: Option<Instant>,
+    /// Time inside the components.
+    wasm: Duration,
     kv_read: (u32, Duration),
     kv_write: (u32, Duration),
     /// Origin → (requests, time to response headers).
@@ -53,6 +58,8 @@ impl RequestTimings {
         self.with(|m| {
             m.instantiate = now - started;
             m.instantiated_at = Some(now);
+            // Start-up code run by instantiation belongs to `instantiate`, not `wasm`.
+            m.wasm = Duration::ZERO;
         });
     }
 
@@ -61,6 +68,26 @@ impl RequestTimings {
         let mut at = None;
         self.with(|m| at = m.instantiated_at);
         at.map_or(Duration::ZERO, |at| at.elapsed())
+    }
+
+    /// A hook for `Store::call_hook` adding up the time between entering and leaving the
+    /// components.
+    pub fn wasm_hook<T>(
+        self: Arc<Self>,
+    ) -> impl FnMut(wasmtime::StoreContextMut<'_, T>, wasmtime::CallHook) -> wasmtime::Result<()>
+    + Send
+    + Sync
+    + 'static {
+        let mut entered: Option<Instant> = None;
+        move |_, hook| {
+            if hook.exiting_host() {
+                entered = Some(Instant::now());
+            } else if let Some(at) = entered.take() {
+                let took = at.elapsed();
+                self.with(|m| m.wasm += took);
+            }
+            Ok(())
+        }
     }
 
     pub fn kv_read(&self, took: Duration) {
@@ -91,6 +118,7 @@ impl RequestTimings {
             metric("store", m.store, None);
             metric("instantiate", m.instantiate, None);
             metric("handler", handler, None);
+            metric("wasm", m.wasm, None);
             metric("kv-read", m.kv_read.1, Some(m.kv_read.0.to_string()));
             metric("kv-write", m.kv_write.1, Some(m.kv_write.0.to_string()));
             for (origin, (count, took)) in &m.outbound {
@@ -115,7 +143,10 @@ mod tests {
     fn the_header_lists_every_measurement_with_counts() {
         let t = RequestTimings::default();
         t.store(Duration::from_micros(10));
-        t.with(|m| m.instantiate = Duration::from_micros(500));
+        t.with(|m| {
+            m.instantiate = Duration::from_micros(500);
+            m.wasm = Duration::from_micros(1500);
+        });
         t.kv_read(Duration::from_micros(100));
         t.kv_read(Duration::from_micros(50));
         t.kv_write(Duration::from_micros(200));
@@ -124,7 +155,7 @@ mod tests {
         t.outbound("http://127.0.0.1:11434".into(), Duration::from_millis(4));
         assert_eq!(
             t.header(Duration::from_millis(9)),
-            "store;dur=0.010, instantiate;dur=0.500, handler;dur=9.000, \
+            "store;dur=0.010, instantiate;dur=0.500, handler;dur=9.000, wasm;dur=1.500, \
              kv-read;dur=0.150;desc=\"2\", kv-write;dur=0.200;desc=\"1\", \
              outbound;dur=4.000;desc=\"http://127.0.0.1:11434 n=1\", \
              outbound;dur=3.000;desc=\"http://127.0.0.1:7474 n=2\""
