@@ -231,11 +231,12 @@ async fn the_seed_000_question_is_one_trace_across_the_components() {
     }
     // The router and the summariser are component calls too; the summariser's LLM call
     // is recorded in the summariser and parented on the dispatcher's call.
-    assert!(
-        spans.iter().any(|s| s.name == "router"),
-        "{:#?}",
-        names(&spans)
-    );
+    let router = spans
+        .iter()
+        .find(|s| s.name == "router")
+        .expect("the route decision");
+    assert_eq!(router.str("kg.route.intent"), Some("query"));
+    assert_eq!(router.str("kg.route.method"), Some("rule"));
     let summariser_llm = spans
         .iter()
         .find(|s| s.name.starts_with("chat ") && s.str("kg.component") == Some("summariser"))

@@ -147,6 +147,17 @@ pub fn component_call<T: Outcome>(
     take_spans: impl FnOnce() -> String,
     call: impl FnOnce() -> T,
 ) -> T {
+    component_call_described(name, use_trace_context, take_spans, call, |_, _| {})
+}
+
+/// [`component_call`], then `describe` records what the answer says on the span.
+pub fn component_call_described<T: Outcome>(
+    name: &str,
+    use_trace_context: impl FnOnce(&str),
+    take_spans: impl FnOnce() -> String,
+    call: impl FnOnce() -> T,
+    describe: impl FnOnce(&mut ActiveSpan, &T),
+) -> T {
     if !kg_telemetry::is_recording() {
         return call();
     }
@@ -159,6 +170,7 @@ pub fn component_call<T: Outcome>(
     if let Some(error) = answer.error() {
         span.fail(&format!("{:?}", error.code).to_lowercase(), &error.message);
     }
+    describe(&mut span, &answer);
     answer
 }
 

@@ -4,11 +4,20 @@
 //! `content-type: application/json`.
 
 use crate::span::{SpanData, Status, Value};
-use serde_json::{Map, Value as Json, json};
+use serde_json::Value as Json;
 
 /// The `spans` array for `spans`: what a component hands the dispatcher.
 pub fn encode_spans(spans: &[SpanData]) -> String {
-    Json::Array(spans.iter().map(span).collect()).to_string()
+    let mut out = String::with_capacity(spans.len() * 512);
+    out.push('[');
+    for (i, s) in spans.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_span(&mut out, s);
+    }
+    out.push(']');
+    out
 }
 
 /// The export request: this service's `spans`, plus spans other components encoded with
@@ -19,79 +28,158 @@ pub fn export_request(
     spans: &[SpanData],
     encoded: &[String],
 ) -> String {
-    let mut all: Vec<Json> = spans.iter().map(span).collect();
+    let mut out = String::with_capacity(1024 + spans.len() * 512);
+    out.push_str(r#"{"resourceSpans":[{"resource":{"attributes":["#);
+    let resource = [
+        ("service.name", service_name),
+        ("service.version", service_version),
+        ("telemetry.sdk.name", "kg-telemetry"),
+        ("telemetry.sdk.language", "rust"),
+    ];
+    for (i, (key, value)) in resource.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_attribute(&mut out, key, &Value::from(*value));
+    }
+    out.push_str(r#"]},"scopeSpans":[{"scope":{"name":"kg-agent","version":"#);
+    write_str(&mut out, service_version);
+    out.push_str(r#"},"spans":["#);
+    let mut first = true;
+    for s in spans {
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        write_span(&mut out, s);
+    }
     for array in encoded {
-        if let Ok(Json::Array(more)) = serde_json::from_str::<Json>(array) {
-            all.extend(more);
+        // Another component's array is checked before it is spliced in: one broken
+        // array must not make the collector refuse the whole request.
+        let inner = array.trim();
+        let valid = matches!(serde_json::from_str::<Json>(inner), Ok(Json::Array(_)));
+        let inner = inner
+            .strip_prefix('[')
+            .and_then(|rest| rest.strip_suffix(']'))
+            .map(str::trim)
+            .unwrap_or_default();
+        if valid && !inner.is_empty() {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(inner);
         }
     }
-    json!({
-        "resourceSpans": [{
-            "resource": {"attributes": [
-                attribute("service.name", &Value::from(service_name)),
-                attribute("service.version", &Value::from(service_version)),
-                attribute("telemetry.sdk.name", &Value::from("kg-telemetry")),
-                attribute("telemetry.sdk.language", &Value::from("rust")),
-            ]},
-            "scopeSpans": [{
-                "scope": {"name": "kg-agent", "version": service_version},
-                "spans": all,
-            }],
-        }]
-    })
-    .to_string()
+    out.push_str("]}]}]}");
+    out
 }
 
-fn span(s: &SpanData) -> Json {
-    let mut out = Map::new();
-    out.insert("traceId".into(), json!(s.trace_id.to_string()));
-    out.insert("spanId".into(), json!(s.span_id.to_string()));
+fn write_span(out: &mut String, s: &SpanData) {
+    use std::fmt::Write;
+    let _ = write!(
+        out,
+        r#"{{"traceId":"{}","spanId":"{}""#,
+        s.trace_id, s.span_id
+    );
     if let Some(parent) = s.parent_span_id {
-        out.insert("parentSpanId".into(), json!(parent.to_string()));
+        let _ = write!(out, r#","parentSpanId":"{parent}""#);
     }
     if let Some(state) = &s.trace_state {
-        out.insert("traceState".into(), json!(state));
+        out.push_str(r#","traceState":"#);
+        write_str(out, state);
     }
-    out.insert("name".into(), json!(s.name));
-    out.insert("kind".into(), json!(s.kind.otlp()));
-    out.insert(
-        "startTimeUnixNano".into(),
-        json!(s.start_unix_nano.to_string()),
+    out.push_str(r#","name":"#);
+    write_str(out, &s.name);
+    let _ = write!(
+        out,
+        r#","kind":{},"startTimeUnixNano":"{}","endTimeUnixNano":"{}","attributes":["#,
+        s.kind.otlp(),
+        s.start_unix_nano,
+        s.end_unix_nano
     );
-    out.insert("endTimeUnixNano".into(), json!(s.end_unix_nano.to_string()));
-    out.insert(
-        "attributes".into(),
-        Json::Array(s.attributes.iter().map(|(k, v)| attribute(k, v)).collect()),
-    );
+    for (i, (key, value)) in s.attributes.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_attribute(out, key, value);
+    }
     // Status codes: 0 unset, 1 ok, 2 error.
-    let status = match &s.status {
-        Status::Unset => json!({"code": 0}),
-        Status::Ok => json!({"code": 1}),
-        Status::Error(message) => json!({"code": 2, "message": message}),
-    };
-    out.insert("status".into(), status);
-    Json::Object(out)
-}
-
-fn attribute(key: &str, value: &Value) -> Json {
-    json!({"key": key, "value": any_value(value)})
-}
-
-fn any_value(value: &Value) -> Json {
-    match value {
-        Value::Str(s) => json!({"stringValue": s}),
-        Value::Int(n) => json!({"intValue": n.to_string()}),
-        // JSON has no NaN or infinity; the protobuf JSON mapping spells them as strings.
-        Value::Float(f) if f.is_finite() => json!({"doubleValue": f}),
-        Value::Float(f) if f.is_nan() => json!({"doubleValue": "NaN"}),
-        Value::Float(f) if *f > 0.0 => json!({"doubleValue": "Infinity"}),
-        Value::Float(_) => json!({"doubleValue": "-Infinity"}),
-        Value::Bool(b) => json!({"boolValue": b}),
-        Value::StrArray(items) => json!({"arrayValue": {"values": items
-            .iter()
-            .map(|s| json!({"stringValue": s}))
-            .collect::<Vec<_>>()}}),
+    match &s.status {
+        Status::Unset => out.push_str(r#"],"status":{"code":0}}"#),
+        Status::Ok => out.push_str(r#"],"status":{"code":1}}"#),
+        Status::Error(message) => {
+            out.push_str(r#"],"status":{"code":2,"message":"#);
+            write_str(out, message);
+            out.push_str("}}");
+        }
     }
+}
+
+fn write_attribute(out: &mut String, key: &str, value: &Value) {
+    out.push_str(r#"{"key":"#);
+    write_str(out, key);
+    out.push_str(r#","value":"#);
+    write_any_value(out, value);
+    out.push('}');
+}
+
+fn write_any_value(out: &mut String, value: &Value) {
+    use std::fmt::Write;
+    match value {
+        Value::Str(s) => {
+            out.push_str(r#"{"stringValue":"#);
+            write_str(out, s);
+            out.push('}');
+        }
+        Value::Int(n) => {
+            let _ = write!(out, r#"{{"intValue":"{n}"}}"#);
+        }
+        // JSON has no NaN or infinity; the protobuf JSON mapping spells them as strings.
+        Value::Float(f) if f.is_finite() => {
+            out.push_str(r#"{"doubleValue":"#);
+            out.push_str(&Json::from(*f).to_string());
+            out.push('}');
+        }
+        Value::Float(f) if f.is_nan() => out.push_str(r#"{"doubleValue":"NaN"}"#),
+        Value::Float(f) if *f > 0.0 => out.push_str(r#"{"doubleValue":"Infinity"}"#),
+        Value::Float(_) => out.push_str(r#"{"doubleValue":"-Infinity"}"#),
+        Value::Bool(b) => {
+            let _ = write!(out, r#"{{"boolValue":{b}}}"#);
+        }
+        Value::StrArray(items) => {
+            out.push_str(r#"{"arrayValue":{"values":["#);
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(r#"{"stringValue":"#);
+                write_str(out, item);
+                out.push('}');
+            }
+            out.push_str("]}}");
+        }
+    }
+}
+
+/// A JSON string literal (RFC 8259 escapes).
+fn write_str(out: &mut String, text: &str) {
+    use std::fmt::Write;
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 #[cfg(test)]
@@ -141,6 +229,43 @@ mod tests {
             json["resourceSpans"][0]["resource"]["attributes"][0]["value"]["stringValue"],
             "kg-agent"
         );
+    }
+
+    #[test]
+    fn strings_are_escaped_and_every_value_kind_round_trips() {
+        let mut span = sample();
+        span.name = "quote \" backslash \\ newline \n control \u{1} 中文".into();
+        span.trace_state = Some("k=v".into());
+        span.parent_span_id = SpanId::from_hex("1111111111111111");
+        span.attributes = vec![
+            ("s".into(), Value::from("x")),
+            ("i".into(), Value::Int(-7)),
+            ("f".into(), Value::Float(0.25)),
+            ("nan".into(), Value::Float(f64::NAN)),
+            ("b".into(), Value::Bool(true)),
+            ("a".into(), Value::StrArray(vec!["p".into(), "q".into()])),
+        ];
+        span.status = Status::Ok;
+        let json: Json =
+            serde_json::from_str(&encode_spans(&[span.clone(), span.clone()])).expect("valid JSON");
+        let s = &json[1];
+        assert_eq!(s["name"], span.name.as_str());
+        assert_eq!(s["parentSpanId"], "1111111111111111");
+        assert_eq!(s["traceState"], "k=v");
+        let values: Vec<&Json> = s["attributes"]
+            .as_array()
+            .expect("attributes")
+            .iter()
+            .map(|a| &a["value"])
+            .collect();
+        assert_eq!(values[0]["stringValue"], "x");
+        assert_eq!(values[1]["intValue"], "-7");
+        assert_eq!(values[2]["doubleValue"], 0.25);
+        assert_eq!(values[3]["doubleValue"], "NaN");
+        assert_eq!(values[4]["boolValue"], true);
+        assert_eq!(values[5]["arrayValue"]["values"][1]["stringValue"], "q");
+        assert_eq!(s["status"]["code"], 1);
+        assert_eq!(encode_spans(&[]), "[]");
     }
 
     #[test]

@@ -18,12 +18,38 @@ pub struct WitRouter;
 
 impl Router for WitRouter {
     fn route(&mut self, request: &RouteRequest) -> Result<RouteDecision, Error> {
-        crate::telemetry::component_call(
+        // The route decision on the router's span (never the rewritten question: content).
+        crate::telemetry::component_call_described(
             "router",
             router::use_trace_context,
             router::take_spans,
             || router::route(request),
+            |span, answer| {
+                if let Ok(decision) = answer {
+                    span.set("kg.route.intent", intent_name(decision.intent));
+                    span.set("kg.route.method", mode_name(decision.method));
+                    span.set("kg.route.confidence", f64::from(decision.confidence));
+                }
+            },
         )
+    }
+}
+
+fn intent_name(intent: router::Intent) -> &'static str {
+    match intent {
+        router::Intent::Query => "query",
+        router::Intent::Action => "action",
+        router::Intent::Document => "document",
+        router::Intent::Answer => "answer",
+        router::Intent::Clarify => "clarify",
+    }
+}
+
+fn mode_name(mode: router::RoutingMode) -> &'static str {
+    match mode {
+        router::RoutingMode::Rule => "rule",
+        router::RoutingMode::Llm => "llm",
+        router::RoutingMode::Hybrid => "hybrid",
     }
 }
 
