@@ -380,6 +380,49 @@ async fn a_down_or_slow_collector_never_fails_or_slows_a_request() {
 }
 
 #[tokio::test]
+async fn a_callers_unsampled_trace_reaches_every_llm_call_and_nothing_is_exported() {
+    let llm = ScriptedLlm::start().await;
+    script_seed_000(&llm);
+    let receiver = Receiver::start().await;
+    let stack = stack(&llm, &receiver, &[]).await;
+    let caller = format!("00-{CALLER_TRACE}-{CALLER_SPAN}-00");
+    let (status, headers, body) = chat(&stack, Some(&caller)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        headers.get("x-trace-id").map(String::as_str),
+        Some(CALLER_TRACE)
+    );
+    let sent: Vec<String> = llm
+        .server
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .filter(|r| r.url.path().ends_with("/chat/completions"))
+        .map(|r| {
+            r.headers
+                .get("traceparent")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    // The agent's three calls and the summariser's (in its own component).
+    assert_eq!(sent.len(), 4, "{sent:?}");
+    for parent in &sent {
+        assert!(
+            parent.starts_with(&format!("00-{CALLER_TRACE}-")) && parent.ends_with("-00"),
+            "{sent:?}"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        receiver.traces().await.is_empty(),
+        "an unsampled trace is not exported"
+    );
+}
+
+#[tokio::test]
 async fn sampling_follows_the_ratio_or_the_callers_decision() {
     let llm = ScriptedLlm::start().await;
     let receiver = Receiver::start().await;

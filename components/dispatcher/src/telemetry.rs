@@ -159,6 +159,12 @@ pub fn component_call_described<T: Outcome>(
     describe: impl FnOnce(&mut ActiveSpan, &T),
 ) -> T {
     if !kg_telemetry::is_recording() {
+        // A caller's unsampled trace still reaches the component's own outbound calls.
+        if kg_telemetry::continues_caller()
+            && let Some(parent) = kg_telemetry::current_traceparent()
+        {
+            use_trace_context(&parent);
+        }
         return call();
     }
     let mut span = kg_telemetry::span(name, SpanKind::Internal);

@@ -22,7 +22,7 @@ pub use context::{TraceParent, parse_tracestate};
 pub use ids::{SpanId, TraceId};
 pub use recorder::{
     ActiveSpan, Settings, absorb, adopt, begin, capture_content, capture_statements,
-    current_traceparent, current_tracestate, is_recording, reset, span, span_detached,
-    take_absorbed, take_finished, trace_id,
+    continues_caller, current_traceparent, current_tracestate, is_recording, reset, span,
+    span_detached, take_absorbed, take_finished, trace_id,
 };
 pub use span::{SpanData, SpanKind, Status, Value};

@@ -129,6 +129,17 @@ pub fn capture_statements() -> bool {
     RECORDER.with(|r| r.borrow().settings.capture_statements)
 }
 
+/// Whether this instance's trace came from a caller (its `traceparent`), so calls made
+/// for it should pass the context on even when nothing is recorded.
+pub fn continues_caller() -> bool {
+    RECORDER.with(|r| {
+        r.borrow()
+            .trace
+            .as_ref()
+            .is_some_and(|t| t.remote_parent.is_some())
+    })
+}
+
 pub fn trace_id() -> Option<TraceId> {
     RECORDER.with(|r| r.borrow().trace.as_ref().map(|t| t.id))
 }
