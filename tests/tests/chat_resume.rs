@@ -204,3 +204,81 @@ async fn expired_events_are_a_clear_error() {
     let body: Value = gone.json().await.unwrap();
     assert_eq!(body["error"]["code"], "stream_expired", "{body}");
 }
+
+#[tokio::test]
+async fn a_turn_whose_client_was_cut_off_runs_on_for_a_reader_that_resumes_within_the_grace() {
+    let llm = ScriptedLlm::start().await;
+    // The slow step outlasts the grace: only the reader's mark keeps the turn going.
+    script(&llm, Duration::from_secs(3));
+    let mut variables = llm.variables();
+    variables.push(("chat_resume_grace_ms", "1000".to_string()));
+    let stack = Stack::start_with(&variables).await.unwrap();
+    let mut first = ask(&stack).send().await.unwrap();
+    let turn = first.headers()["x-turn-id"].to_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = String::new();
+    while llm.requests().len() < 2 {
+        assert!(Instant::now() < deadline, "{seen}");
+        if let Ok(Ok(Some(bytes))) =
+            tokio::time::timeout(Duration::from_millis(20), first.chunk()).await
+        {
+            seen.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    let early = parse(&seen);
+    let last_seen = early.last().unwrap().0.clone().unwrap();
+    let conversation = early
+        .iter()
+        .find(|e| e.1["type"] == "conversation_id")
+        .and_then(|e| e.1["id"].as_str())
+        .unwrap()
+        .to_string();
+
+    // The proxy cuts the stream while the slow reasoning step is pending; the client
+    // comes back half a second later (within the grace).
+    drop(first);
+    let cut = Instant::now();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let response = resume(&stack, auth::ADMIN, &turn, Some(&last_seen))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let resumed = parse(&response.text().await.unwrap());
+    println!(
+        "cut to end of the resumed stream: {:?} ({} events after {last_seen})",
+        cut.elapsed(),
+        resumed.len()
+    );
+    let all: Vec<Value> = early
+        .iter()
+        .chain(resumed.iter())
+        .map(|e| e.1.clone())
+        .collect();
+    events::check_stream(&all);
+    // What the client missed, then the rest, each once and in order.
+    let (_, seq) = last_seen.rsplit_once(':').unwrap();
+    let seq: u64 = seq.parse().unwrap();
+    for (i, (id, _)) in resumed.iter().enumerate() {
+        let expected = format!("{turn}:{}", seq + 1 + i as u64);
+        assert_eq!(id.as_deref(), Some(expected.as_str()));
+    }
+    assert_eq!(resumed.last().unwrap().1["type"], "done");
+    let completed = &resumed[resumed.len() - 2].1;
+    assert_eq!(completed["type"], "completed", "{completed}");
+    assert_eq!(completed["answer"], "ACME has three orders.");
+    assert!(
+        resumed.iter().all(|e| e.1["type"] != "error"),
+        "{resumed:?}"
+    );
+    // The turn completed: every scripted call was made, the answer was remembered.
+    assert_eq!(llm.requests().len(), 3);
+    let (_, c) = stack
+        .host
+        .get(&format!("/conversations/{conversation}"))
+        .await
+        .unwrap();
+    let last = c["turns"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["content"], "ACME has three orders.", "{c}");
+    assert_ne!(last["route"], "cancelled", "{c}");
+}

@@ -2,6 +2,7 @@
 //! key-value store, LLM and components; tests drive it with fakes.
 
 pub mod approval;
+pub mod attach;
 pub mod events;
 pub mod memory;
 pub mod ownership;

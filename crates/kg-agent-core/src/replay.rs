@@ -219,6 +219,7 @@ fn remove(kv: &dyn Kv, turn: &str, chunks: u32) -> Result<(), String> {
     for chunk in 0..chunks {
         kv.delete(&chunk_key(turn, chunk))?;
     }
+    kv.delete(&crate::attach::attach_key(turn))?;
     kv.delete(&meta_key(turn))
 }
 

@@ -205,6 +205,11 @@ fn stream_with(
             resume::retention_ms(),
         );
         sink.record(Recording { kv, recorder });
+        // Only a recorded turn can be resumed, so only it waits for a reader.
+        if let Ok(kv) = kv::SpinKv::open() {
+            let grace = kg_agent_core::attach::Watch::new(&turn, resume::grace_ms());
+            sink.watch(kv, grace);
+        }
     }
     let link = sink.link();
     match with_ports(who, &mut sink, Some(link), work) {

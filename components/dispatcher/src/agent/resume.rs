@@ -1,13 +1,15 @@
 //! `GET /chat/stream/{turn_id}` (and `POST /chat/stream` with `Last-Event-ID`): the events
 //! of a running or recent turn after the one the client last saw, from the key-value store,
 //! then — while the turn still runs, here or in another instance — the rest as it is
-//! kept, until `done`. Only the turn's owner (or an admin) may read it; a malformed
-//! `Last-Event-ID`, someone else's or an unknown turn, and an expired one are JSON errors
-//! before the stream opens.
+//! kept, until `done`, marking the turn attached (`kg_agent_core::attach`) so a turn whose
+//! own client went away keeps running for it. Only the turn's owner (or an admin) may
+//! read it; a malformed `Last-Event-ID`, someone else's or an unknown turn, and an expired
+//! one are JSON errors before the stream opens.
 
 use super::kv::SpinKv;
 use super::sink::Streamed;
 use crate::identity::Principal;
+use kg_agent_core::attach;
 use kg_agent_core::events::{Event, StreamState};
 use kg_agent_core::replay::{self, Refused};
 use kg_http::{ApiError, sse};
@@ -21,6 +23,12 @@ const POLL: Duration = Duration::from_millis(100);
 /// How long a turn's events are kept after its last one (`chat_event_retention_s`).
 pub fn retention_ms() -> u64 {
     kg_spin::number_variable("chat_event_retention_s", 600).saturating_mul(1000)
+}
+
+/// How long a streamed turn whose client went away waits for a resuming reader before it
+/// cancels (`chat_resume_grace_ms`; 0: at once; at most 10 minutes).
+pub fn grace_ms() -> u64 {
+    kg_spin::number_variable("chat_resume_grace_ms", 15_000).min(600_000)
 }
 
 pub fn now_ms() -> u64 {
@@ -114,6 +122,8 @@ pub async fn stream(resume: Resume, extra: &[(String, String)], out: ResponseOut
     let link = sink.link();
     let (turn, mut last) = (resume.turn, resume.after);
     let mut sent_chunks = 0;
+    // While this reader streams, the running turn knows someone is there.
+    let mut marker = attach::Marker::default();
     loop {
         let meta = match replay::read_meta(&kv, &turn) {
             Ok(Some(meta)) => meta,
@@ -123,6 +133,9 @@ pub async fn stream(resume: Resume, extra: &[(String, String)], out: ResponseOut
             }
             Err(e) => return give_up(&mut sink, "unavailable", e),
         };
+        if !meta.done {
+            marker.refresh(&kv, &turn, now_ms());
+        }
         if meta.chunks > sent_chunks {
             match replay::read_chunks(&kv, &turn, sent_chunks, meta.chunks) {
                 Ok(frames) => {

@@ -3,9 +3,12 @@
 //! client is still there (`check-write` fails once the host dropped the connection):
 //! that is how a turn notices a departed client in the middle of an LLM call or a batch.
 //! Each event carries the SSE id `<turn>:<seq>` and is kept in the key-value store
-//! (`kg_agent_core::replay`), so a client that lost the stream can resume it.
+//! (`kg_agent_core::replay`), so a client that lost the stream can resume it. A watched
+//! stream (`kg_agent_core::attach`) reports its client gone only once the grace period
+//! has passed with no resuming reader attached; until then the turn runs on, unheard.
 
 use super::kv::SpinKv;
+use kg_agent_core::attach::Watch;
 use kg_agent_core::events::{Event, StreamState};
 use kg_agent_core::replay::{self, Recorder};
 use kg_agent_core::turn::ports::EventSink;
@@ -26,9 +29,12 @@ struct Body {
     /// Dropped before `body` is finished.
     stream: Option<OutputStream>,
     body: Option<OutgoingBody>,
+    /// The connection is gone: nothing more is written.
     gone: bool,
     /// Monotonic ms of the last frame written (heartbeats are paced from it).
     last_write_ms: u64,
+    /// Set for a turn that may outlive its connection while a resume is possible.
+    watch: Option<(SpinKv, Watch)>,
 }
 
 impl Body {
@@ -45,7 +51,8 @@ impl Body {
         self.last_write_ms = kg_spin::clock::monotonic_ms();
     }
 
-    /// True once the client is gone; asks the stream without writing.
+    /// True once the client is gone (asking the stream without writing) — for a watched
+    /// turn, once no reader has resumed it within the grace period either.
     fn closed(&mut self) -> bool {
         if !self.gone
             && let Some(stream) = &self.stream
@@ -53,7 +60,11 @@ impl Body {
         {
             self.gone = true;
         }
-        self.gone || self.stream.is_none()
+        let gone = self.gone || self.stream.is_none();
+        match &mut self.watch {
+            Some((kv, watch)) => watch.abandoned(gone, epoch_ms(), kv),
+            None => gone,
+        }
     }
 }
 
@@ -118,6 +129,7 @@ impl Streamed {
                 body: Some(body),
                 gone,
                 last_write_ms: kg_spin::clock::monotonic_ms(),
+                watch: None,
             })),
             state: StreamState::default(),
             recording: None,
@@ -127,6 +139,11 @@ impl Streamed {
     /// Keeps every event from now on for a resume.
     pub fn record(&mut self, recording: Recording) {
         self.recording = Some(recording);
+    }
+
+    /// Lets the turn outlive its connection while `watch` says a resume may still come.
+    pub fn watch(&mut self, kv: SpinKv, watch: Watch) {
+        self.body.borrow_mut().watch = Some((kv, watch));
     }
 
     pub fn comment(&mut self, text: &str) {
