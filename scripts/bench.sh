@@ -40,6 +40,8 @@ if [ ${#benches[@]} -eq 0 ]; then
 fi
 [ "$setup" = 1 ] && scripts/setup.sh
 export KG_BENCH_SHORT=$short
+# The breakdown comes from devhost's Server-Timing header: the benches run on devhost.
+export KG_E2E_HOST=devhost
 
 # The application logs one JSON line per request on stdout; the tables are the rest.
 tables() { grep -v '^{"' || true; }
