@@ -111,6 +111,7 @@ run_profile_with_perf() {
         for (c in total) if (c !~ /^startup/) serving += total[c]
         for (c in total) if (c !~ /^startup/) printf "  %6.2f %%  %s\n", 100 * total[c] / serving, c
       }' | sort -rn
+  echo "(the samples: perf report -i $dir/perf.data)"
 }
 
 cargo bench -p kg-e2e --no-run "${benches[@]/#/--bench=}" >&2
