@@ -2,6 +2,7 @@
 //! §11's payment run, the step limit, tool and LLM failures, approval and rejection,
 //! cancellation; and property tests over random scripts (seed 002 properties 5, 8–10).
 
+mod detached;
 mod fakes;
 mod properties;
 
