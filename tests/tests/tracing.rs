@@ -229,6 +229,43 @@ async fn the_seed_000_question_is_one_trace_across_the_components() {
             tool.name
         );
     }
+    // The turn is one invoke_agent span; each ReAct step a span under it holding that
+    // step's LLM call and tool calls, with the ReAct prompt's version.
+    let turn = spans
+        .iter()
+        .find(|s| s.str("gen_ai.operation.name") == Some("invoke_agent"))
+        .expect("the agent turn");
+    assert_eq!(turn.name, "invoke_agent kg-agent");
+    assert_eq!(turn.str("gen_ai.agent.name"), Some("kg-agent"));
+    let steps: Vec<&Span> = spans.iter().filter(|s| s.name == "agent step").collect();
+    assert_eq!(steps.len(), 3, "{:#?}", names(&spans));
+    let mut tools_seen = 0;
+    for step in &steps {
+        assert_eq!(
+            step.parent_span_id, turn.span_id,
+            "a step is the turn's child"
+        );
+        assert_eq!(step.str("kg.prompt.name"), Some("react"));
+        assert!(
+            step.str("kg.prompt.hash")
+                .is_some_and(|h| h.starts_with("sha256:"))
+        );
+        let children: Vec<&Span> = spans
+            .iter()
+            .filter(|s| s.parent_span_id == step.span_id)
+            .collect();
+        let llm_calls = children
+            .iter()
+            .filter(|s| s.str("gen_ai.operation.name") == Some("chat"))
+            .count();
+        assert_eq!(llm_calls, 1, "one LLM call per step");
+        tools_seen += children
+            .iter()
+            .filter(|s| s.str("gen_ai.operation.name") == Some("execute_tool"))
+            .count();
+    }
+    assert_eq!(tools_seen, tools.len(), "every tool call is inside a step");
+
     // The router and the summariser are component calls too; the summariser's LLM call
     // is recorded in the summariser and parented on the dispatcher's call.
     let router = spans
@@ -332,6 +369,82 @@ async fn the_streamed_turn_names_its_trace_in_the_completed_event() {
         .find(|s| s.name == "POST /chat/stream")
         .expect("the server span");
     assert!(spans.iter().all(|s| s.end_nanos() <= root.end_nanos()));
+}
+
+/// Seed 000 §11 traced: paying every order of ACME is one `action batch` span under the
+/// turn, with the action, the entity count and how many succeeded and failed; the batch's
+/// start and pulls into the action executor (its chunk statements below them) nest in it.
+#[tokio::test]
+async fn an_action_batch_is_one_span_with_its_counts() {
+    let llm = ScriptedLlm::start().await;
+    let receiver = Receiver::start().await;
+    let stack = stack(&llm, &receiver, &[]).await;
+    let ids: Vec<String> = stack
+        .graph
+        .query("MATCH (o:PurchaseOrder)-[:PLACED_WITH]->(:Supplier {id: 'SUP-001'}) RETURN o.id ORDER BY o.id")
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r[0].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 24);
+    llm.then([
+        call("propose_action_plan", json!({"entity_type": "PurchaseOrder", "action_name": "makePayment", "entity_ids": ids})),
+        text("I have proposed paying all 24 orders."),
+        text("Paid some of ACME's orders; the others failed."),
+    ]);
+    let response = reqwest::Client::new()
+        .post(format!("{}/chat", stack.host.url))
+        .bearer_auth(auth::ADMIN)
+        .body(
+            json!({"message": "Pay all orders of supplier ACME", "routing_mode": "rule"})
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let trace_id = response.headers()["x-trace-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let body: Value = response.json().await.unwrap();
+    let report = &body["actions"];
+    let spans = receiver.trace(&trace_id).await;
+    let index = by_id(&spans);
+    let batches: Vec<&Span> = spans.iter().filter(|s| s.name == "action batch").collect();
+    assert_eq!(batches.len(), 1, "{:#?}", names(&spans));
+    let batch = batches[0];
+    assert_eq!(batch.str("kg.action.name"), Some("makePayment"));
+    assert_eq!(batch.str("kg.action.entity_type"), Some("PurchaseOrder"));
+    assert_eq!(batch.int("kg.action.entity_count"), Some(24));
+    let succeeded = batch.int("kg.action.succeeded").expect("succeeded");
+    let failed = batch.int("kg.action.failed").expect("failed");
+    assert_eq!(Some(succeeded), report["succeeded"].as_i64(), "{report}");
+    assert_eq!(Some(failed), report["failed"].as_i64(), "{report}");
+    assert!(succeeded > 0 && failed > 0, "{report}");
+    assert_eq!(
+        index[batch.parent_span_id.as_str()].str("gen_ai.operation.name"),
+        Some("invoke_agent")
+    );
+    let calls: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.parent_span_id == batch.span_id)
+        .collect();
+    assert!(
+        calls.len() >= 2 && calls.iter().all(|s| s.name == "action-executor"),
+        "the batch's start and pulls: {:#?}",
+        names(&spans)
+    );
+    let statements_in_batch = spans
+        .iter()
+        .filter(|s| s.str("db.system.name") == Some("neo4j"))
+        .filter(|s| {
+            ancestors(s, &index)
+                .iter()
+                .any(|a| a.span_id == batch.span_id)
+        })
+        .count();
+    assert!(statements_in_batch > 0, "{:#?}", names(&spans));
 }
 
 #[tokio::test]

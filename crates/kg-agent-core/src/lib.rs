@@ -8,4 +8,5 @@ pub mod memory;
 pub mod ownership;
 pub mod react;
 pub mod replay;
+pub mod telemetry;
 pub mod turn;

@@ -4,6 +4,7 @@
 //! synthesises the best answer from what was gathered (seed 002 properties 8–10).
 
 use crate::events::Event;
+use crate::telemetry::PromptVersion;
 use crate::turn::ports::{EventSink, Toolset};
 use kg_http::ApiError;
 use kg_prompts::{Lang, PromptError};
@@ -83,6 +84,9 @@ pub struct LoopOutcome {
 pub struct Limits {
     /// Model calls at most (seed 002: 10 by default).
     pub max_steps: u32,
+    /// The system prompt's version, recorded on each step's span (`None` when the trace
+    /// is not recorded).
+    pub prompt: Option<PromptVersion>,
 }
 
 /// Runs the loop. `messages` holds the system prompt, the history and the question. Once
@@ -121,6 +125,9 @@ pub fn run(
             outcome.cancelled = true;
             return Ok(outcome);
         }
+        // Open for the rest of the iteration: the step's LLM call and tool calls are
+        // recorded as its children.
+        let _step_span = crate::telemetry::step_span(step, limits.prompt.as_ref());
         let request =
             ChatRequest::new(messages.clone()).with_tools(tools.to_vec(), ToolChoice::Auto);
         let started = std::time::Instant::now();
@@ -284,11 +291,97 @@ mod tests {
             &[],
             &mut model,
             &mut Tools,
-            &Limits { max_steps },
+            &Limits {
+                max_steps,
+                prompt: None,
+            },
             &mut events,
         )
         .unwrap();
         (outcome, model, events.0)
+    }
+
+    /// A model and tools that record their calls' spans, as the LLM client and the
+    /// dispatcher's tool runner do.
+    struct Traced<T>(T);
+
+    impl Model for Traced<Scripted> {
+        fn complete(&mut self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+            let _span = kg_telemetry::span("chat", kg_telemetry::SpanKind::Client);
+            self.0.complete(request)
+        }
+    }
+
+    impl ToolRunner for Traced<Tools> {
+        fn run(&mut self, call: &ToolCall) -> Observation {
+            let _span = kg_telemetry::span("execute_tool", kg_telemetry::SpanKind::Internal);
+            self.0.run(call)
+        }
+    }
+
+    #[test]
+    fn each_step_is_a_span_holding_its_llm_call_and_tool_calls() {
+        kg_telemetry::begin(
+            None,
+            None,
+            kg_telemetry::Settings {
+                export: true,
+                ..kg_telemetry::Settings::default()
+            },
+        );
+        let mut model = Traced(Scripted {
+            script: vec![2, 1, 0],
+            calls: 0,
+            seen_tool_results: vec![],
+        });
+        let prompt = PromptVersion {
+            name: "react".into(),
+            hash: "sha256:0123456789ab".into(),
+        };
+        let outcome = run(
+            vec![Message::user("q")],
+            &[],
+            &mut model,
+            &mut Traced(Tools),
+            &Limits {
+                max_steps: 10,
+                prompt: Some(prompt.clone()),
+            },
+            &mut crate::turn::ports::Collected::default(),
+        )
+        .unwrap();
+        assert_eq!(outcome.steps, 3);
+        let spans = kg_telemetry::take_finished();
+        let steps: Vec<&kg_telemetry::SpanData> =
+            spans.iter().filter(|s| s.name == "agent step").collect();
+        assert_eq!(steps.len(), 3);
+        let attribute = |s: &kg_telemetry::SpanData, key: &str| {
+            s.attributes
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.clone())
+        };
+        for (i, step) in steps.iter().enumerate() {
+            let number = i as u32 + 1;
+            assert_eq!(
+                attribute(step, "kg.agent.step"),
+                Some(kg_telemetry::Value::from(number))
+            );
+            assert_eq!(
+                attribute(step, "kg.prompt.hash"),
+                Some(kg_telemetry::Value::from(prompt.hash.as_str()))
+            );
+            let children: Vec<&str> = spans
+                .iter()
+                .filter(|s| s.parent_span_id == Some(step.span_id))
+                .map(|s| s.name.as_str())
+                .collect();
+            let tools = [2, 1, 0][i];
+            let mut expected = vec!["chat"];
+            expected.extend(std::iter::repeat_n("execute_tool", tools));
+            assert_eq!(children, expected, "step {number}");
+            assert_eq!(step.parent_span_id, None, "steps are siblings");
+        }
     }
 
     #[test]

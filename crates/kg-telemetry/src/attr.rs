@@ -14,6 +14,8 @@ pub const GEN_AI_REQUEST_TEMPERATURE: &str = "gen_ai.request.temperature";
 pub const GEN_AI_INPUT_MESSAGES: &str = "gen_ai.input.messages";
 /// Only with content capture on: the answer, as JSON.
 pub const GEN_AI_OUTPUT_MESSAGES: &str = "gen_ai.output.messages";
+pub const GEN_AI_AGENT_NAME: &str = "gen_ai.agent.name";
+pub const GEN_AI_CONVERSATION_ID: &str = "gen_ai.conversation.id";
 pub const GEN_AI_TOOL_NAME: &str = "gen_ai.tool.name";
 pub const GEN_AI_TOOL_CALL_ID: &str = "gen_ai.tool.call.id";
 /// Only with content capture on.
@@ -38,3 +40,16 @@ pub const ERROR_TYPE: &str = "error.type";
 
 /// The kg-agent component that recorded a span.
 pub const KG_COMPONENT: &str = "kg.component";
+/// The ReAct step (1-based) an `agent step` span covers.
+pub const KG_AGENT_STEP: &str = "kg.agent.step";
+/// The prompt template(s) behind an LLM step and their content hashes (as `/health`
+/// lists them), so a behaviour change can be tied to a prompt change.
+pub const KG_PROMPT_NAME: &str = "kg.prompt.name";
+pub const KG_PROMPT_HASH: &str = "kg.prompt.hash";
+/// An action batch: what it did, to how many entities, and how it ended.
+pub const KG_ACTION_NAME: &str = "kg.action.name";
+pub const KG_ACTION_ENTITY_TYPE: &str = "kg.action.entity_type";
+pub const KG_ACTION_ENTITY_COUNT: &str = "kg.action.entity_count";
+pub const KG_ACTION_SUCCEEDED: &str = "kg.action.succeeded";
+pub const KG_ACTION_FAILED: &str = "kg.action.failed";
+pub const KG_ACTION_UNKNOWN: &str = "kg.action.unknown";

@@ -15,6 +15,7 @@ use crate::memory;
 use kg_http::ApiError;
 use kg_http::actions::{outcome_json, summary_json};
 use kg_wit::kg::action_executor::action_executor::{BatchPoll, ExecutionRequest, PlanRequest};
+use kg_wit::types::BatchSummary;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -145,29 +146,19 @@ fn execute_and_report(
         caller: actor.caller.clone(),
         options: None,
     };
-    let mut batch = p.executor.start_batch(&request)?;
-    let total = batch.total();
-    let mut completed = 0;
-    let mut stopping = false;
-    let summary = loop {
-        if !stopping && p.sink.gone() {
-            batch.cancel();
-            stopping = true;
-        }
-        match batch.next(BATCH_WAIT_MS)? {
-            BatchPoll::Pending => p.sink.heartbeat(),
-            BatchPoll::Progress(outcomes) => {
-                for o in outcomes {
-                    completed += 1;
-                    p.sink.emit(Event::ActionProgress(json!({"completed": completed, "total": total, "entity_id": o.entity_id, "success": o.success})));
-                    if !o.success {
-                        p.sink.emit(Event::ActionError(outcome_json(&o)));
-                    }
-                }
-            }
-            BatchPoll::Finished(summary) => break summary,
+    // The batch from its start to its summary; its start and pulls (component calls)
+    // nest under it. The written report that follows is the summariser's own span.
+    let mut span =
+        crate::telemetry::batch_span(&plan.entity_type, &plan.action_name, plan.entity_ids.len());
+    let summary = match run_batch(&request, p) {
+        Ok(summary) => summary,
+        Err(e) => {
+            span.fail(&e.code, &e.message);
+            return Err(e);
         }
     };
+    crate::telemetry::batch_finished(&mut span, &summary);
+    drop(span);
     let report = summary_json(&summary);
     p.sink.emit(Event::ActionComplete(report.clone()));
     result.actions = Some(report);
@@ -195,6 +186,34 @@ fn execute_and_report(
         p,
         result,
     )
+}
+
+/// Starts a batch and pulls it to its summary, with progress events; a departed client
+/// cancels it (the running chunk finishes).
+fn run_batch(request: &ExecutionRequest, p: &mut Ports) -> Result<BatchSummary, ApiError> {
+    let mut batch = p.executor.start_batch(request)?;
+    let total = batch.total();
+    let mut completed = 0;
+    let mut stopping = false;
+    loop {
+        if !stopping && p.sink.gone() {
+            batch.cancel();
+            stopping = true;
+        }
+        match batch.next(BATCH_WAIT_MS)? {
+            BatchPoll::Pending => p.sink.heartbeat(),
+            BatchPoll::Progress(outcomes) => {
+                for o in outcomes {
+                    completed += 1;
+                    p.sink.emit(Event::ActionProgress(json!({"completed": completed, "total": total, "entity_id": o.entity_id, "success": o.success})));
+                    if !o.success {
+                        p.sink.emit(Event::ActionError(outcome_json(&o)));
+                    }
+                }
+            }
+            BatchPoll::Finished(summary) => return Ok(summary),
+        }
+    }
 }
 
 /// Approves (runs) or rejects a plan waiting for approval. `in_conversation` is set when

@@ -196,7 +196,12 @@ pub fn turn(
     // next turn, whatever the turn's outcome.
     let started = memory::load_bookmarks(p.kv, &conversation).map_err(kv_error)?;
     p.chain.resume(started.clone());
+    let mut span = crate::telemetry::turn_span(&conversation);
     let result = converse(conversation.clone(), body, settings, actor, p);
+    if let Err(e) = &result {
+        span.fail(&e.code, &e.message);
+    }
+    drop(span);
     if let Err(e) = memory::save_bookmarks(p.kv, &conversation, &started, &p.chain.current()) {
         eprintln!("agent: could not remember the graph bookmarks of {conversation}: {e}");
     }
@@ -349,11 +354,15 @@ fn converse(
             let mut messages = vec![Message::system(system)];
             messages.extend(history_messages(&remembered.recent));
             messages.push(Message::user(body.message.clone()));
+            // A direct answer is one step: its LLM call nests under the step's span.
+            let step_span =
+                crate::telemetry::step_span(1, crate::telemetry::answer_prompt(lang).as_ref());
             let response = match p.model.complete(&ChatRequest::new(messages)) {
                 Ok(response) => response,
                 Err(_) if p.sink.gone() => return Err(cancelled()),
                 Err(e) => return Err(llm_api_error(&e, p.model.endpoint())),
             };
+            drop(step_span);
             if let Some(u) = response.usage {
                 result.prompt_tokens += u.prompt_tokens;
                 result.completion_tokens += u.completion_tokens;
@@ -390,6 +399,7 @@ fn converse(
                 &mut *p.tools,
                 &Limits {
                     max_steps: settings.max_steps,
+                    prompt: crate::telemetry::react_prompt(set, lang),
                 },
                 &mut *p.sink,
             )
