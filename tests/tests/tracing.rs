@@ -447,6 +447,60 @@ async fn an_action_batch_is_one_span_with_its_counts() {
     assert!(statements_in_batch > 0, "{:#?}", names(&spans));
 }
 
+/// The actions API's batches are spans too: a streamed one holds its pulls, a JSON one
+/// its single execution, each with its counts.
+#[tokio::test]
+async fn the_actions_apis_batches_are_spans_with_their_counts() {
+    let llm = ScriptedLlm::start().await;
+    let receiver = Receiver::start().await;
+    let stack = stack(&llm, &receiver, &[]).await;
+    let ids: Vec<String> = stack
+        .graph
+        .query("MATCH (o:PurchaseOrder)-[:PLACED_WITH]->(:Supplier {id: 'SUP-001'}) RETURN o.id ORDER BY o.id")
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r[0].as_str().unwrap().to_string())
+        .collect();
+    let (first, second) = ids.split_at(12);
+    for (half, stream) in [(first, false), (second, true)] {
+        let response = reqwest::Client::new()
+            .post(format!(
+                "{}/actions/PurchaseOrder/makePayment/execute",
+                stack.host.url
+            ))
+            .bearer_auth(auth::ADMIN)
+            .body(json!({"entity_ids": half, "stream": stream}).to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 200);
+        let trace_id = response.headers()["x-trace-id"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        let text = response.text().await.unwrap();
+        let spans = receiver.trace(&trace_id).await;
+        let batch = spans
+            .iter()
+            .find(|s| s.name == "action batch")
+            .unwrap_or_else(|| panic!("stream {stream}: {:#?}", names(&spans)));
+        assert_eq!(batch.str("kg.action.name"), Some("makePayment"));
+        assert_eq!(batch.int("kg.action.entity_count"), Some(12));
+        let succeeded = batch.int("kg.action.succeeded").expect("succeeded");
+        let failed = batch.int("kg.action.failed").expect("failed");
+        let unknown = batch.int("kg.action.unknown").expect("unknown");
+        assert_eq!(succeeded + failed + unknown, 12, "{text}");
+        assert!(
+            spans
+                .iter()
+                .any(|s| s.name == "action-executor" && s.parent_span_id == batch.span_id),
+            "stream {stream}: {:#?}",
+            names(&spans)
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_down_or_slow_collector_never_fails_or_slows_a_request() {
     // Down: nothing listens on the port.

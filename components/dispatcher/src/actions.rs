@@ -116,7 +116,21 @@ pub fn execute(
         let run = crate::causal::executor(|| executor::start_batch(&execution))?;
         return Ok(Execution::Stream(execution, run));
     }
-    let summary = crate::causal::executor(|| executor::execute(&execution))?;
+    let mut span = kg_agent_core::telemetry::batch_span(
+        &execution.entity_type,
+        &execution.action_name,
+        execution.entity_ids.len(),
+    );
+    let summary = match crate::causal::executor(|| executor::execute(&execution)) {
+        Ok(summary) => summary,
+        Err(e) => {
+            let error = ApiError::from(e);
+            span.fail(&error.code, &error.message);
+            return Err(error);
+        }
+    };
+    kg_agent_core::telemetry::batch_finished(&mut span, &summary);
+    drop(span);
     Ok(Execution::Done(crate::json_response(
         200,
         &summary_json(&summary),
@@ -153,6 +167,13 @@ pub async fn stream(
         return;
     }
     let mut completed = 0u32;
+    // The batch's pulls (its chunks) nest under one span; its start, made before the
+    // stream opened, is the span's sibling.
+    let mut span = kg_agent_core::telemetry::batch_span(
+        &execution.entity_type,
+        &execution.action_name,
+        execution.entity_ids.len(),
+    );
     loop {
         let frames: Vec<Vec<u8>> = match crate::causal::executor(|| run.next(HEARTBEAT_MS)) {
             Ok(BatchPoll::Pending) => vec![sse::comment("heartbeat")],
@@ -177,6 +198,8 @@ pub async fn stream(
                 })
                 .collect(),
             Ok(BatchPoll::Finished(summary)) => {
+                kg_agent_core::telemetry::batch_finished(&mut span, &summary);
+                drop(span);
                 let _ = body
                     .send(sse::event(
                         "action_complete",
@@ -188,6 +211,8 @@ pub async fn stream(
             }
             Err(e) => {
                 let error = ApiError::from(e);
+                span.fail(&error.code, &error.message);
+                drop(span);
                 let _ = body.send(sse::event("error", error.to_json())).await;
                 let _ = body.send(sse::event("done", json!({}))).await;
                 return;
