@@ -38,6 +38,12 @@ done
 if [ ${#benches[@]} -eq 0 ]; then
   benches=(request_profile health_latency chat_latency action_batch outbound_pool)
 fi
+# The components ship without their symbol names (.cargo/config.toml); a perf profile needs
+# them to name the components' functions, so --perf builds them with names kept.
+if [ "$perf" = 1 ]; then
+  export CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS="-C opt-level=s"
+  [ "$setup" = 1 ] || echo "bench: --perf with --no-setup: component names only if the last build kept them" >&2
+fi
 [ "$setup" = 1 ] && scripts/setup.sh
 export KG_BENCH_SHORT=$short
 # The breakdown comes from devhost's Server-Timing header: the benches run on devhost.
