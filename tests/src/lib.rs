@@ -184,8 +184,22 @@ impl Devgraph {
 
     /// Freezes the server (SIGSTOP): connections are still accepted by the kernel, and
     /// nothing answers until [`Devgraph::resume`].
+    ///
+    /// Returns once every thread of the server has stopped: kill(2) only queues the
+    /// signal, and a thread running on another core could otherwise still answer a
+    /// request sent right after this returns.
     pub fn freeze(&self) -> Result<()> {
-        self.signal(libc::SIGSTOP)
+        self.signal(libc::SIGSTOP)?;
+        let pid = self.child.id().context("devgraph has exited")?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while !all_threads_stopped(pid) {
+            anyhow::ensure!(
+                std::time::Instant::now() < deadline,
+                "devgraph {pid} did not stop within 2 s of SIGSTOP"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        Ok(())
     }
 
     /// Resumes a frozen server (SIGCONT): it then handles whatever queued up.
@@ -352,4 +366,20 @@ impl Pair {
             _redis: redis,
         })
     }
+}
+
+/// True when every thread of `pid` is stopped (state `T` in `/proc/<pid>/task/*/stat`).
+/// The state follows the command name, which is in parentheses and may hold spaces, so
+/// it is read after the last `)`.
+fn all_threads_stopped(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().all(|task| {
+        std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next())
+                .is_some_and(|state| state == 'T' || state == 't')
+        })
+    })
 }
