@@ -131,7 +131,9 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ["chat", "stream"] => (&["POST"], on(method, "POST", || Route::ChatStream)),
         ["chat", "stream", _] => (
             &["GET"],
-            on(method, "GET", || Route::ChatStreamResume { turn_id: owned(2) }),
+            on(method, "GET", || Route::ChatStreamResume {
+                turn_id: owned(2),
+            }),
         ),
         ["chat", "approve"] => (&["POST"], on(method, "POST", || Route::ChatApprove)),
         ["api", "qa", "query"] => (&["POST"], on(method, "POST", || Route::LegacyQuery)),
