@@ -3,6 +3,8 @@
 //! status), and every request body is recorded for assertions. An exhausted script answers
 //! 500, so a test that expects fewer calls fails loudly.
 
+pub mod streamed;
+
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

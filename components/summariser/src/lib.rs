@@ -1,15 +1,16 @@
 //! The summariser component: binds `kg:summariser/summariser` to kg-summary, with the LLM
 //! reached through Spin outbound HTTP.
 //!
-//! `start` is a first version of streaming: it generates the whole answer (the sync
-//! transport returns the whole SSE body), then `next` hands the deltas out one per pull
-//! and finally the answer. kg-summary and llm-client's parser are incremental, so a later
-//! version can feed them from an async body stream instead.
+//! `start` sends the LLM call streamed and returns at once; each `next` waits (at most its
+//! wait) for the text that arrived since the previous pull (kg-spin's `LlmStream`), and
+//! the last one makes the answer of it (kg-summary's `conclude`).
 
+use kg_spin::{LlmStream, Pulled};
 use kg_wit::types::{ComponentStatus, Error, TokenUsage};
 use llm_client::Chat;
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::time::Duration;
 
 wit_bindgen::generate!({
     path: "../../wit",
@@ -23,26 +24,66 @@ use exports::kg::summariser::summariser::{
 
 struct Summariser;
 
-/// An answer already generated, handed out delta by delta.
-struct GeneratedStream {
-    deltas: RefCell<VecDeque<String>>,
-    answer: RefCell<Option<Answer>>,
+/// An answer being generated: the LLM call in flight, then what is left to hand out.
+struct AnswerInFlight {
+    state: RefCell<State>,
 }
 
-impl GuestAnswerStream for GeneratedStream {
-    fn next(&self, _wait_ms: u32) -> Result<StreamPoll, Error> {
-        if let Some(delta) = self.deltas.borrow_mut().pop_front() {
-            return Ok(StreamPoll::Delta(delta));
+enum State {
+    Streaming {
+        stream: LlmStream,
+        input: kg_summary::SummaryInput,
+        call: kg_summary::SummaryCall,
+    },
+    /// Deltas still to hand out, then the answer.
+    Ending(VecDeque<String>, Answer),
+    Over,
+}
+
+impl GuestAnswerStream for AnswerInFlight {
+    fn next(&self, wait_ms: u32) -> Result<StreamPoll, Error> {
+        let mut state = self.state.borrow_mut();
+        if let State::Streaming {
+            stream,
+            input,
+            call,
+        } = &mut *state
+        {
+            let result = match stream.next(Duration::from_millis(u64::from(wait_ms))) {
+                Pulled::Text(text) => return Ok(StreamPoll::Delta(text)),
+                Pulled::Pending => return Ok(StreamPoll::Pending),
+                Pulled::Done(result) => result,
+            };
+            let mut rest = VecDeque::new();
+            let concluded =
+                kg_summary::conclude(input, call, result, &mut |d| rest.push_back(d.to_string()));
+            let language = input.language.take();
+            *state = match concluded {
+                Ok(summary) => State::Ending(rest, answer_of(summary, language)),
+                Err(e) => {
+                    *state = State::Over;
+                    return Err(kg_spin::llm_error(&e));
+                }
+            };
         }
-        Ok(match self.answer.borrow().clone() {
-            Some(answer) => StreamPoll::Finished(answer),
-            None => StreamPoll::Pending,
-        })
+        match std::mem::replace(&mut *state, State::Over) {
+            State::Ending(mut rest, answer) => match rest.pop_front() {
+                Some(delta) => {
+                    *state = State::Ending(rest, answer);
+                    Ok(StreamPoll::Delta(delta))
+                }
+                None => Ok(StreamPoll::Finished(answer)),
+            },
+            State::Streaming { .. } | State::Over => Err(Error::new(
+                kg_wit::types::ErrorCode::Internal,
+                "the answer stream is over".to_string(),
+            )),
+        }
     }
 }
 
 impl Guest for Summariser {
-    type AnswerStream = GeneratedStream;
+    type AnswerStream = AnswerInFlight;
 
     fn use_trace_context(traceparent: String) {
         kg_spin::telemetry::adopt(&traceparent, "summariser");
@@ -64,20 +105,47 @@ impl Guest for Summariser {
     }
 
     fn summarise(request: SummaryRequest) -> Result<Answer, Error> {
-        generate(request, &mut |_| {})
+        let (input, prompt) = prepared(request)?;
+        let client = kg_spin::llm_client();
+        let llm = client
+            .as_ref()
+            .map(|c| c as &dyn Chat)
+            .map_err(Clone::clone);
+        let summary = kg_summary::summarise_with(&prompt, &input, llm, &mut |_| {})
+            .map_err(|e| kg_spin::llm_error(&e))?;
+        Ok(answer_of(summary, input.language))
     }
 
     fn start(request: SummaryRequest) -> Result<AnswerStream, Error> {
-        let mut deltas = VecDeque::new();
-        let answer = generate(request, &mut |d| deltas.push_back(d.to_string()))?;
-        Ok(AnswerStream::new(GeneratedStream {
-            deltas: RefCell::new(deltas),
-            answer: RefCell::new(Some(answer)),
+        let (mut input, prompt) = prepared(request)?;
+        let call = kg_summary::prepare(&prompt, &input);
+        let state = match kg_spin::llm_client() {
+            Ok(client) => State::Streaming {
+                stream: LlmStream::start(client, &call.request),
+                input,
+                call,
+            },
+            // No LLM: a batch still gets its report, anything else the error.
+            Err(e) => {
+                let mut rest = VecDeque::new();
+                let summary =
+                    kg_summary::conclude(&input, &call, Err(e), &mut |d| rest.push_back(d.into()))
+                        .map_err(|e| kg_spin::llm_error(&e))?;
+                State::Ending(rest, answer_of(summary, input.language.take()))
+            }
+        };
+        Ok(AnswerStream::new(AnswerInFlight {
+            state: RefCell::new(state),
         }))
     }
 }
 
-fn generate(request: SummaryRequest, on_delta: &mut dyn FnMut(&str)) -> Result<Answer, Error> {
+/// The request as kg-summary takes it, and the mounted summariser template for its
+/// language (prompts/<lang>/summariser.txt): a broken one refuses the request, naming the
+/// file and line.
+fn prepared(
+    request: SummaryRequest,
+) -> Result<(kg_summary::SummaryInput, kg_prompts::Prompt), Error> {
     let input = kg_summary::SummaryInput {
         question: request.question,
         history: request.history,
@@ -94,19 +162,15 @@ fn generate(request: SummaryRequest, on_delta: &mut dyn FnMut(&str)) -> Result<A
         language: request.language,
         note: request.note,
     };
-    // The mounted template (prompts/<lang>/summariser.txt): a broken one refuses the
-    // request, naming the file and line.
     let lang = kg_summary::answer_language(&input).prompt_lang();
     let prompt = kg_prompts::load(kg_prompts::SUMMARISER, lang)
         .map_err(|e| Error::new(kg_wit::types::ErrorCode::Internal, e.to_string()))?;
-    let client = kg_spin::llm_client();
-    let llm = client
-        .as_ref()
-        .map(|c| c as &dyn Chat)
-        .map_err(Clone::clone);
-    let summary = kg_summary::summarise_with(&prompt, &input, llm, on_delta)
-        .map_err(|e| kg_spin::llm_error(&e))?;
-    Ok(Answer {
+    Ok((input, prompt))
+}
+
+/// `language`: the tag the request asked for, if any.
+fn answer_of(summary: kg_summary::Summary, language: Option<String>) -> Answer {
+    Answer {
         text: summary.text,
         citations: summary
             .citations
@@ -116,8 +180,7 @@ fn generate(request: SummaryRequest, on_delta: &mut dyn FnMut(&str)) -> Result<A
                 label: c.label,
             })
             .collect(),
-        language: input
-            .language
+        language: language
             .filter(|t| !t.trim().is_empty())
             .unwrap_or_else(|| summary.language.tag().to_string()),
         from_llm: summary.from_llm,
@@ -125,7 +188,7 @@ fn generate(request: SummaryRequest, on_delta: &mut dyn FnMut(&str)) -> Result<A
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
         }),
-    })
+    }
 }
 
 export!(Summariser);

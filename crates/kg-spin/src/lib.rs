@@ -5,6 +5,7 @@ pub mod clock;
 mod graph_probe;
 mod llm;
 mod llm_probe;
+mod llm_stream;
 mod neo4j;
 mod sleep;
 pub mod telemetry;
@@ -14,6 +15,7 @@ pub use llm::{
     LLM_CALL_TIMEOUT, SpinLlmTransport, llm_check, llm_client, llm_config, llm_error, within,
 };
 pub use llm_probe::{LLM_PROBE_TIMEOUT, llm_models_url, llm_probe};
+pub use llm_stream::{LlmStream, Pulled};
 pub use neo4j::{
     DENIED, EARLY_BODY_MAX, GraphUser, SpinTransport, graph_bookmarks, graph_client, graph_config,
     graph_execution_limit, graph_request_deadline, is_denied, send_async,

@@ -21,6 +21,42 @@ impl Transport for SpinTransport {
 /// Sends a request without blocking the component, so several can be in flight at once
 /// (drive them with `spin_sdk::http::run`).
 pub async fn send_async(request: HttpRequest) -> Result<HttpResponse, TransportError> {
+    let (builder, body) = outgoing(request);
+    let result: Result<spin_sdk::http::Response, SendError> = send_built(builder, body).await;
+    match result {
+        Ok(response) => Ok(HttpResponse {
+            status: *response.status(),
+            headers: response
+                .headers()
+                .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string()))
+                .collect(),
+            body: response.into_body(),
+        }),
+        Err(e) => Err(transport_error(e)),
+    }
+}
+
+/// Sends a request built by [`outgoing`], its body first when small (see
+/// [`EARLY_BODY_MAX`]); `O` is the whole response or, to read the body as it arrives,
+/// `spin_sdk::http::IncomingResponse`.
+pub(crate) async fn send_built<O>(
+    mut builder: spin_sdk::http::RequestBuilder,
+    body: Vec<u8>,
+) -> Result<O, SendError>
+where
+    O: spin_sdk::http::conversions::TryFromIncomingResponse,
+    O::Error: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
+{
+    if body.len() <= EARLY_BODY_MAX {
+        send_body_first(builder.build(), body).await
+    } else {
+        builder.body(body);
+        spin_sdk::http::send(builder.build()).await
+    }
+}
+
+/// The Spin request for `request` (in the request's trace), and its body.
+pub(crate) fn outgoing(request: HttpRequest) -> (spin_sdk::http::RequestBuilder, Vec<u8>) {
     let method = match request.method {
         Method::Get => spin_sdk::http::Method::Get,
         Method::Post => spin_sdk::http::Method::Post,
@@ -41,23 +77,7 @@ pub async fn send_async(request: HttpRequest) -> Result<HttpResponse, TransportE
         builder.header("traceparent", parent);
     }
     let body = request.body.unwrap_or_default();
-    let result: Result<spin_sdk::http::Response, SendError> = if body.len() <= EARLY_BODY_MAX {
-        send_body_first(builder.build(), body).await
-    } else {
-        builder.body(body);
-        spin_sdk::http::send(builder.build()).await
-    };
-    match result {
-        Ok(response) => Ok(HttpResponse {
-            status: *response.status(),
-            headers: response
-                .headers()
-                .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string()))
-                .collect(),
-            body: response.into_body(),
-        }),
-        Err(e) => Err(transport_error(e)),
-    }
+    (builder, body)
 }
 
 /// Bodies up to this size are written before the request starts. spin-sdk starts the
@@ -69,10 +89,11 @@ pub async fn send_async(request: HttpRequest) -> Result<HttpResponse, TransportE
 pub const EARLY_BODY_MAX: usize = 64 * 1024;
 
 /// The request with its whole body written and finished before it is handed to the host.
-async fn send_body_first(
-    request: spin_sdk::http::Request,
-    body: Vec<u8>,
-) -> Result<spin_sdk::http::Response, SendError> {
+async fn send_body_first<O>(request: spin_sdk::http::Request, body: Vec<u8>) -> Result<O, SendError>
+where
+    O: spin_sdk::http::conversions::TryFromIncomingResponse,
+    O::Error: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
+{
     use futures::SinkExt;
     use spin_sdk::http::conversions::TryIntoOutgoingRequest;
     let (outgoing, _) = request
@@ -102,7 +123,7 @@ pub fn is_denied(code: &ErrorCode) -> bool {
 /// What a request the host refused means, in the words of the manifest.
 pub const DENIED: &str = "the host denied the request: its origin is not in allowed_outbound_hosts, or this component was not granted outbound HTTP";
 
-fn transport_error(e: SendError) -> TransportError {
+pub(crate) fn transport_error(e: SendError) -> TransportError {
     let kind = match &e {
         SendError::Http(code) if is_denied(code) => TransportErrorKind::Denied,
         SendError::Http(code) => match code {

@@ -12,4 +12,7 @@ pub use batch_report::batch_report;
 pub use citations::{Citation, cite, known_references};
 pub use language::{Language, detect_language};
 pub use prompt::{summary_request, summary_request_with};
-pub use synthesis::{Evidence, Summary, SummaryInput, answer_language, summarise, summarise_with};
+pub use synthesis::{
+    Evidence, Summary, SummaryCall, SummaryInput, answer_language, conclude, prepare, summarise,
+    summarise_with,
+};

@@ -6,7 +6,7 @@ use crate::citations::{Citation, cite, known_references};
 use crate::language::{Language, detect_language};
 use crate::prompt::summary_request_with;
 use kg_wit::types::{BatchSummary, Message};
-use llm_client::{Chat, LlmError, StreamEvent, Usage};
+use llm_client::{Chat, ChatRequest, ChatResponse, LlmError, StreamEvent, Usage};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evidence {
@@ -68,21 +68,50 @@ pub fn summarise_with(
     llm: Result<&dyn Chat, LlmError>,
     on_delta: &mut dyn FnMut(&str),
 ) -> Result<Summary, LlmError> {
-    let language = answer_language(input);
-    let report = input.batch.as_ref().map(|b| batch_report(b, language));
-    let known = known_references(&input.evidence, input.batch.as_ref());
+    let call = prepare(prompt, input);
     let generated = llm.and_then(|llm| {
-        let request = summary_request_with(prompt, input, language, report.as_deref());
-        llm.chat_stream(&request, &mut |event| {
+        llm.chat_stream(&call.request, &mut |event| {
             if let StreamEvent::Content(text) = event {
                 on_delta(text);
             }
         })
     });
+    conclude(input, &call, generated, on_delta)
+}
+
+/// The LLM call an answer needs, for callers that send it themselves (streaming it
+/// asynchronously), and what [`conclude`] needs to make the answer of its result.
+#[derive(Debug, Clone)]
+pub struct SummaryCall {
+    pub request: ChatRequest,
+    language: Language,
+    known: Vec<Citation>,
+}
+
+pub fn prepare(prompt: &kg_prompts::Prompt, input: &SummaryInput) -> SummaryCall {
+    let language = answer_language(input);
+    let report = input.batch.as_ref().map(|b| batch_report(b, language));
+    SummaryCall {
+        request: summary_request_with(prompt, input, language, report.as_deref()),
+        language,
+        known: known_references(&input.evidence, input.batch.as_ref()),
+    }
+}
+
+/// The answer from the call's result (whose text was already handed out as deltas).
+/// Without the LLM, a batch still gets its report, handed to `on_delta` whole.
+pub fn conclude(
+    input: &SummaryInput,
+    call: &SummaryCall,
+    generated: Result<ChatResponse, LlmError>,
+    on_delta: &mut dyn FnMut(&str),
+) -> Result<Summary, LlmError> {
+    let language = call.language;
+    let known = &call.known;
     let failure = match generated {
         Ok(answer) if !answer.content.trim().is_empty() => {
             return Ok(Summary {
-                citations: cite(&answer.content, &known),
+                citations: cite(&answer.content, known),
                 text: answer.content,
                 language,
                 from_llm: true,
@@ -103,7 +132,7 @@ pub fn summarise_with(
     }
     on_delta(&text);
     Ok(Summary {
-        citations: cite(&text, &known),
+        citations: cite(&text, known),
         text,
         language,
         from_llm: false,

@@ -131,7 +131,6 @@ impl<T: LlmTransport, C: Clock> LlmClient<T, C> {
         let http = self.http_request(request, stream);
         let started = self.clock.elapsed();
         let deadline = self.config.timeout;
-        let retries = self.config.max_retries.min(MAX_RETRIES);
         let mut attempt = 0u32;
         loop {
             attempt += 1;
@@ -183,28 +182,42 @@ impl<T: LlmTransport, C: Clock> LlmClient<T, C> {
                 }
             };
             let (error, retry_after) = failure;
-            if attempt > retries {
-                return Err(error);
-            }
-            // The server's `Retry-After` as given; otherwise exponential backoff with
-            // jitter, so clients that failed together do not retry together.
-            let backoff = retry_after
-                .map(|w| w.min(MAX_RETRY_AFTER))
-                .unwrap_or_else(|| {
-                    let backoff = self.config.backoff_base * 2u32.pow(attempt - 1);
-                    if self.config.jitter {
-                        jittered(backoff)
-                    } else {
-                        backoff
-                    }
-                });
             let used = self.clock.elapsed().saturating_sub(started);
-            // Sleeping past the deadline would only turn this error into a timeout.
-            if used + backoff >= deadline {
+            let Some(backoff) = self.retry_wait(attempt, used, retry_after) else {
                 return Err(error);
-            }
+            };
             self.clock.sleep(backoff);
         }
+    }
+}
+
+impl<T: LlmTransport, C: Clock> LlmClient<T, C> {
+    /// After attempt `attempt` failed transiently, `used` into the call: how long to wait
+    /// before the next one, or `None` when no attempt is left or the wait would end past
+    /// the call's deadline (it would only turn the error into a timeout).
+    pub(crate) fn retry_wait(
+        &self,
+        attempt: u32,
+        used: Duration,
+        retry_after: Option<Duration>,
+    ) -> Option<Duration> {
+        if attempt > self.config.max_retries.min(MAX_RETRIES) {
+            return None;
+        }
+        // The server's `Retry-After` as given; otherwise exponential backoff with
+        // jitter, so clients that failed together do not retry together.
+        let backoff = retry_after
+            .map(|w| w.min(MAX_RETRY_AFTER))
+            .unwrap_or_else(|| {
+                let backoff =
+                    self.config.backoff_base * 2u32.pow(attempt.saturating_sub(1).min(16));
+                if self.config.jitter {
+                    jittered(backoff)
+                } else {
+                    backoff
+                }
+            });
+        (used + backoff < self.config.timeout).then_some(backoff)
     }
 }
 
@@ -234,7 +247,7 @@ fn jittered(backoff: Duration) -> Duration {
 }
 
 /// `Retry-After: <seconds>` (the HTTP-date form is ignored: the backoff applies instead).
-fn retry_after(response: &HttpResponse) -> Option<Duration> {
+pub(crate) fn retry_after(response: &HttpResponse) -> Option<Duration> {
     response
         .header("retry-after")
         .and_then(|v| v.trim().parse::<f64>().ok())

@@ -11,6 +11,7 @@ mod client;
 mod clock;
 mod config;
 mod error;
+mod incremental;
 mod message;
 mod request;
 mod response;
@@ -22,6 +23,7 @@ pub use client::{Chat, LlmClient};
 pub use clock::{Clock, SystemClock};
 pub use config::LlmConfig;
 pub use error::LlmError;
+pub use incremental::{BodyReader, Verdict};
 pub use message::{Message, Role, ToolCall};
 pub use neo4j_client::{
     HttpRequest, HttpResponse, Method, Transport, TransportError, TransportErrorKind,

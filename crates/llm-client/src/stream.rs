@@ -2,9 +2,9 @@
 //!
 //! [`StreamParser::feed`] takes chunks exactly as they arrive from the network (cut
 //! anywhere, even inside a UTF-8 character or a `\r\n`) and returns the events completed
-//! so far; [`StreamParser::finish`] returns the assembled [`ChatResponse`]. Today the sync
-//! transport hands over the whole body at once; an async body stream can feed the same
-//! parser chunk by chunk.
+//! so far; [`StreamParser::finish`] returns the assembled [`ChatResponse`]. The sync
+//! transport hands over the whole body at once; an async caller feeds it chunk by chunk
+//! (through [`crate::BodyReader`]).
 
 use crate::error::LlmError;
 use crate::message::ToolCall;
