@@ -81,12 +81,19 @@ async fn edited_router_and_answer_prompts_are_what_the_llm_receives_and_health_s
     assert_eq!(router["file"], "prompts/en/router.txt");
     assert_ne!(router["hash"], prompt(&before, "router", "en")["hash"]);
     assert!(router["hash"].as_str().unwrap().starts_with("sha256:"));
-    // The untouched ones keep their hash; Chinese falls back to the edited English file.
+    // The untouched ones keep their hash; the Chinese router is its own file.
     assert_eq!(
         prompt(&after, "summariser", "en")["hash"],
         prompt(&before, "summariser", "en")["hash"]
     );
-    assert_eq!(prompt(&after, "router", "zh")["hash"], router["hash"]);
+    assert_eq!(
+        prompt(&after, "router", "zh")["hash"],
+        prompt(&before, "router", "zh")["hash"]
+    );
+    assert_eq!(
+        prompt(&after, "router", "zh")["file"],
+        "prompts/zh/router.txt"
+    );
     assert_eq!(
         prompt(&after, "clarification", "zh")["file"],
         "prompts/zh/clarification.txt"

@@ -98,6 +98,11 @@ pub fn built_in(spec: Spec, lang: Lang) -> Option<&'static str> {
         ("answer", Lang::En) => include_str!("../../../prompts/en/answer.txt"),
         ("summariser", Lang::En) => include_str!("../../../prompts/en/summariser.txt"),
         ("clarification", Lang::En) => include_str!("../../../prompts/en/clarification.txt"),
+        ("router", Lang::Zh) => include_str!("../../../prompts/zh/router.txt"),
+        ("react", Lang::Zh) => include_str!("../../../prompts/zh/react.txt"),
+        ("react_action", Lang::Zh) => include_str!("../../../prompts/zh/react_action.txt"),
+        ("answer", Lang::Zh) => include_str!("../../../prompts/zh/answer.txt"),
+        ("summariser", Lang::Zh) => include_str!("../../../prompts/zh/summariser.txt"),
         ("clarification", Lang::Zh) => include_str!("../../../prompts/zh/clarification.txt"),
         _ => return None,
     })

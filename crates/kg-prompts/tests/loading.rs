@@ -2,7 +2,7 @@
 //! content hashes and the errors that name the file and line.
 
 use kg_prompts::{
-    ALL, CLARIFICATION, Lang, REACT, ROUTER, SUMMARISER, built_in, check_all_from, load_from,
+    ALL, CLARIFICATION, Lang, REACT, ROUTER, SUMMARISER, Spec, built_in, check_all_from, load_from,
     versions_from,
 };
 use std::path::Path;
@@ -24,14 +24,9 @@ fn every_built_in_english_prompt_exists_and_parses() {
             format!("built-in prompts/en/{}.txt", spec.name)
         );
         assert_eq!(kg_prompts::built_in_prompt(spec, Lang::En), prompt);
-        // No Chinese copy but the clarification: the English one stands in.
+        // Every prompt ships in Chinese too.
         let zh = kg_prompts::built_in_prompt(spec, Lang::Zh);
-        assert_eq!(
-            zh.file.contains("/zh/"),
-            spec == CLARIFICATION,
-            "{}",
-            zh.file
-        );
+        assert_eq!(zh.file, format!("built-in prompts/zh/{}.txt", spec.name));
     }
     check_all_from(empty.path()).unwrap();
 }
@@ -76,9 +71,19 @@ fn chinese_falls_back_to_the_built_in_chinese_copy_then_to_english() {
     let clarification = load_from(dir.path(), CLARIFICATION, Lang::Zh).unwrap();
     assert_eq!(clarification.file, "built-in prompts/zh/clarification.txt");
     assert!(clarification.render(&[]).contains("请问"));
-    // None exists: the mounted English one.
+    // Every prompt ships in Chinese, so the built-in Chinese copy comes first here too.
     let react = load_from(dir.path(), REACT, Lang::Zh).unwrap();
-    assert_eq!(react.file, "prompts/en/react.txt");
+    assert_eq!(react.file, "built-in prompts/zh/react.txt");
+    // A prompt with no Chinese copy at all (one an operator adds): the mounted English one.
+    const EXTRA: Spec = Spec {
+        name: "extra",
+        variables: &[],
+    };
+    write(dir.path(), "en/extra.txt", "Be brief.\n");
+    assert_eq!(
+        load_from(dir.path(), EXTRA, Lang::Zh).unwrap().file,
+        "prompts/en/extra.txt"
+    );
     // A mounted Chinese one wins over both.
     write(dir.path(), "zh/react.txt", "使用工具。\n");
     assert_eq!(
@@ -103,13 +108,9 @@ fn a_broken_template_is_an_error_naming_the_file_and_line() {
     assert_eq!(check_all_from(dir.path()).unwrap_err(), e);
     let versions = versions_from(dir.path());
     let broken: Vec<_> = versions.iter().filter(|v| v.loaded.is_err()).collect();
-    // Chinese summariser falls back to the same broken English file.
-    assert_eq!(broken.len(), 2, "{versions:?}");
-    assert!(
-        versions
-            .iter()
-            .all(|v| v.name != "summariser" || v.loaded.is_err())
-    );
+    // Only the English summariser: the Chinese one has its own built-in copy.
+    assert_eq!(broken.len(), 1, "{versions:?}");
+    assert!(broken.iter().all(|v| v.name == "summariser"));
 }
 
 #[test]

@@ -166,7 +166,8 @@ fn the_answer_is_in_the_users_language() {
         .content
         .clone()
         .unwrap();
-    assert!(system.contains("Simplified Chinese"), "{system}");
+    // The Chinese prompt (prompts/zh/summariser.txt), which asks for Simplified Chinese.
+    assert!(system.contains("简体中文"), "{system}");
     let mut asked = input("How many orders?");
     asked.language = Some("zh-CN".into());
     assert_eq!(
@@ -295,9 +296,9 @@ proptest! {
 #[test]
 fn a_given_prompt_is_the_system_message_with_the_language() {
     let dir = std::env::temp_dir().join(format!("kg-summary-prompt-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("en")).unwrap();
+    std::fs::create_dir_all(dir.join("zh")).unwrap();
     std::fs::write(
-        dir.join("en/summariser.txt"),
+        dir.join("zh/summariser.txt"),
         "Reply in {{ language }}, tersely.\n",
     )
     .unwrap();
