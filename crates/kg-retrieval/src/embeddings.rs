@@ -50,7 +50,35 @@ impl<T: Transport> EmbeddingClient<T> {
         &self.config.model
     }
 
+    /// One `/embeddings` request, recorded as a GenAI `embeddings {model}` span (opened
+    /// before the request, so the transport's `traceparent` names it). The input texts
+    /// are document content: never recorded.
     fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+        let mut span = embeddings_span(&self.config.model, texts.len());
+        let result = self.embed_batch_unrecorded(texts);
+        match &result {
+            Ok((_, input_tokens)) => {
+                if let Some(tokens) = input_tokens {
+                    span.set(kg_telemetry::attr::GEN_AI_USAGE_INPUT_TOKENS, *tokens);
+                }
+            }
+            Err(e) => span.fail(
+                if e.unavailable {
+                    "unavailable"
+                } else {
+                    "invalid_answer"
+                },
+                &e.message,
+            ),
+        }
+        result.map(|(vectors, _)| vectors)
+    }
+
+    /// The vectors, and the input token count when the endpoint reports `usage`.
+    fn embed_batch_unrecorded(
+        &self,
+        texts: &[String],
+    ) -> Result<(Vec<Vec<f32>>, Option<i64>), EmbeddingError> {
         let url = format!("{}/embeddings", self.config.base_url.trim_end_matches('/'));
         let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
         if let Some(key) = self.config.api_key.as_deref().filter(|k| !k.is_empty()) {
@@ -80,11 +108,33 @@ impl<T: Transport> EmbeddingClient<T> {
                 ),
             });
         }
-        parse_embeddings(&response.body, texts.len()).map_err(|problem| EmbeddingError {
-            unavailable: false,
-            message: format!("embeddings endpoint {url}: {problem}"),
-        })
+        let vectors =
+            parse_embeddings(&response.body, texts.len()).map_err(|problem| EmbeddingError {
+                unavailable: false,
+                message: format!("embeddings endpoint {url}: {problem}"),
+            })?;
+        Ok((vectors, input_tokens(&response.body)))
     }
+}
+
+/// The GenAI span of one embeddings call.
+fn embeddings_span(model: &str, inputs: usize) -> kg_telemetry::ActiveSpan {
+    let mut span = kg_telemetry::span("embeddings", kg_telemetry::SpanKind::Client);
+    if span.is_recording() {
+        span.rename(&format!("embeddings {model}"));
+        span.set(kg_telemetry::attr::GEN_AI_OPERATION_NAME, "embeddings");
+        // Every endpoint this client reaches speaks the OpenAI embeddings API.
+        span.set(kg_telemetry::attr::GEN_AI_PROVIDER_NAME, "openai");
+        span.set(kg_telemetry::attr::GEN_AI_REQUEST_MODEL, model);
+        span.set("kg.embeddings.inputs", inputs);
+    }
+    span
+}
+
+/// `usage.prompt_tokens` of an embeddings answer, when the server reports it.
+fn input_tokens(body: &[u8]) -> Option<i64> {
+    let json: Json = serde_json::from_slice(body).ok()?;
+    json.get("usage")?.get("prompt_tokens")?.as_i64()
 }
 
 impl<T: Transport> Embed for EmbeddingClient<T> {
@@ -224,6 +274,57 @@ mod tests {
         };
         let e = client(&bad, 8).embed(&["x".into()]).unwrap_err();
         assert!(!e.unavailable && e.message.contains("400"), "{e}");
+    }
+
+    #[test]
+    fn each_request_is_an_embeddings_span_without_the_texts() {
+        kg_telemetry::begin(
+            None,
+            None,
+            kg_telemetry::Settings {
+                export: true,
+                component: "test",
+                ..kg_telemetry::Settings::default()
+            },
+        );
+        let recorder = Recorder {
+            requests: RefCell::new(vec![]),
+            status: 200,
+        };
+        let texts: Vec<String> = (0..3).map(|i| format!("secret text {i}")).collect();
+        client(&recorder, 2).embed(&texts).unwrap();
+        let spans = kg_telemetry::take_finished();
+        assert_eq!(spans.len(), 2, "one span per request");
+        for span in &spans {
+            assert_eq!(span.name, "embeddings m");
+            let attribute = |key: &str| {
+                span.attributes
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| v.clone())
+            };
+            assert_eq!(
+                attribute("gen_ai.operation.name"),
+                Some(kg_telemetry::Value::from("embeddings"))
+            );
+            assert_eq!(
+                attribute("gen_ai.request.model"),
+                Some(kg_telemetry::Value::from("m"))
+            );
+            assert!(!format!("{span:?}").contains("secret text"), "{span:?}");
+        }
+        let down = Recorder {
+            requests: RefCell::new(vec![]),
+            status: 503,
+        };
+        client(&down, 8).embed(&["x".into()]).unwrap_err();
+        let failed = kg_telemetry::take_finished();
+        assert_eq!(failed.len(), 1);
+        assert!(
+            format!("{:?}", failed[0].status).contains("answered 503"),
+            "{:?}",
+            failed[0].status
+        );
     }
 
     #[test]
