@@ -97,6 +97,8 @@ pub struct AppHost {
     child: Child,
     /// Spin's logs and the runtime-config file live here until the host stops.
     _state: tempfile::TempDir,
+    /// Every line the host wrote to stderr so far (also passed on to the test's stderr).
+    stderr_lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl AppHost {
@@ -159,7 +161,7 @@ impl AppHost {
             .arg("--runtime-config-file")
             .arg(&runtime_config)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .kill_on_drop(true);
         for (name, value) in variables {
             command.arg("--variable").arg(format!("{name}={value}"));
@@ -175,6 +177,14 @@ impl AppHost {
         let mut child = command
             .spawn()
             .with_context(|| format!("starting {} (run scripts/setup.sh first)", kind.name()))?;
+        let stderr_lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        if let Some(stderr) = child.stderr.take() {
+            let stderr = std::fs::File::from(stderr.into_owned_fd()?);
+            let kept = stderr_lines.clone();
+            // A thread of its own, not a task: the host must never block on a full pipe,
+            // even while the test's runtime is not being driven.
+            std::thread::spawn(move || pass_on_stderr(stderr, kept));
+        }
         let marker = match kind {
             HostKind::Devhost => "listening on ",
             HostKind::Spin => "Serving ",
@@ -187,7 +197,27 @@ impl AppHost {
             client: reqwest::Client::new(),
             child,
             _state: state,
+            stderr_lines,
         })
+    }
+
+    /// The lines the host (and the components in it) wrote to stderr so far; on Spin, also
+    /// what its log directory holds for the components.
+    pub fn stderr_lines(&self) -> Vec<String> {
+        let mut lines = self
+            .stderr_lines
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default();
+        if let Ok(logs) = std::fs::read_dir(self._state.path().join("logs")) {
+            for log in logs.flatten() {
+                if log.file_name().to_string_lossy().ends_with("_stderr.txt") {
+                    let text = std::fs::read_to_string(log.path()).unwrap_or_default();
+                    lines.extend(text.lines().map(str::to_string));
+                }
+            }
+        }
+        lines
     }
 
     pub async fn stop(mut self) -> Result<()> {
@@ -316,4 +346,22 @@ pub async fn check(manifest: &Path) -> Result<std::result::Result<String, String
     } else {
         Err(stderr)
     })
+}
+
+/// Copies the host's stderr to the test's, line by line (so a failing test still shows
+/// the host's logs), keeping each line for [`AppHost::stderr_lines`]. Ends when the host
+/// closes it (exits).
+fn pass_on_stderr(stderr: std::fs::File, kept: std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(stderr);
+    let mut line = Vec::new();
+    // Bytes, not `lines()`: a line that is not UTF-8 must not stop the draining.
+    while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+        let text = String::from_utf8_lossy(&line).trim_end().to_string();
+        line.clear();
+        eprintln!("{text}");
+        if let Ok(mut kept) = kept.lock() {
+            kept.push(text);
+        }
+    }
 }

@@ -636,3 +636,66 @@ fn names(spans: &[Span]) -> Vec<String> {
         .map(|s| format!("{} ({} <- {})", s.name, s.span_id, s.parent_span_id))
         .collect()
 }
+
+/// The request's JSON log line on stderr (issue #17 item 7), found by its trace id; the
+/// line is written after the response, so it is waited for.
+async fn log_line(stack: &Stack, trace_id: &str) -> Value {
+    let started = Instant::now();
+    loop {
+        let found = stack.host.stderr_lines().into_iter().find_map(|line| {
+            let json: Value = serde_json::from_str(&line).ok()?;
+            (json["trace_id"] == trace_id).then_some(json)
+        });
+        if let Some(json) = found {
+            return json;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "no log line for trace {trace_id}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn each_request_is_one_json_log_line_without_content() {
+    let llm = ScriptedLlm::start().await;
+    script_seed_000(&llm);
+    // No collector: the log line does not depend on export.
+    let stack = Stack::start_with(&llm.variables()).await.unwrap();
+    let (status, headers, _) = chat(&stack, None).await;
+    assert_eq!(status, 200);
+    let line = log_line(&stack, &headers["x-trace-id"]).await;
+    assert_eq!(line["message"], "request", "{line}");
+    assert_eq!(line["method"], "POST", "{line}");
+    assert_eq!(line["route"], "/chat", "{line}");
+    assert_eq!(line["status"], 200, "{line}");
+    assert_eq!(line["subject"], "admin", "{line}");
+    assert!(
+        line["latency_ms"].as_f64().is_some_and(|ms| ms > 0.0),
+        "{line}"
+    );
+    let text = line.to_string();
+    assert!(
+        !text.contains("PRD-036") && !text.contains("SUP-00"),
+        "{text}"
+    );
+    assert!(!text.contains(auth::ADMIN), "{text}");
+
+    // A refused request is logged too, with its status and no subject, and the path's
+    // id is a route template, not the id.
+    let response = reqwest::Client::new()
+        .get(format!("{}/conversations/conv-secret-42", stack.host.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 401);
+    let trace_id = response.headers()["x-trace-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let line = log_line(&stack, &trace_id).await;
+    assert_eq!(line["status"], 401, "{line}");
+    assert!(line["subject"].is_null(), "{line}");
+    assert!(!line.to_string().contains("conv-secret-42"), "{line}");
+}
