@@ -1,6 +1,7 @@
 //! The agent endpoints: `/chat` (JSON), `/chat/stream` (SSE), `/chat/approve`, the
 //! seed-002 `/api/qa/query` shape, and conversation history.
 
+mod clock;
 mod kv;
 mod model;
 mod resume;
@@ -11,6 +12,7 @@ mod wit;
 use crate::identity::Principal;
 use kg_agent_core::events::Event;
 use kg_agent_core::memory;
+use kg_agent_core::turn::deadline::Deadline;
 use kg_agent_core::turn::ports::{Actor, Collected, EventSink, Ports};
 use kg_agent_core::turn::{self, Settings, TurnResult};
 use kg_http::ApiError;
@@ -22,9 +24,14 @@ use sink::{Link, Recording, Streamed};
 pub use resume::{Resume, prepare as prepare_resume, stream as resume_stream};
 use spin_sdk::http::{OutgoingResponse, Request, Response, ResponseOutparam};
 
+/// A turn's settings; its deadline starts now.
 fn settings() -> Settings {
     Settings {
         max_steps: kg_spin::number_variable("agent_max_steps", 10).clamp(1, 50) as u32,
+        deadline: Deadline {
+            ms: kg_spin::number_variable("agent_turn_deadline_ms", 120_000),
+            started_ms: kg_spin::clock::monotonic_ms(),
+        },
     }
 }
 
@@ -41,16 +48,18 @@ fn open_kv() -> Result<kv::SpinKv, ApiError> {
 }
 
 /// Binds the turn's ports to Spin and the components, and runs `work` with them.
-/// `link`: the stream, when the turn streams (LLM calls then watch it).
+/// `link`: the stream, when the turn streams (LLM calls then watch it). `turn_end_ms`:
+/// the turn's deadline (monotonic ms), when it has one (a pending LLM call is cut there).
 fn with_ports<T>(
     who: &Principal,
     sink: &mut dyn EventSink,
     link: Option<Link>,
+    turn_end_ms: Option<u64>,
     work: impl FnOnce(&Actor, &mut Ports) -> Result<T, ApiError>,
 ) -> Result<T, ApiError> {
     let actor = actor(who);
     let kv = open_kv()?;
-    let mut model = model::LlmModel::new(link);
+    let mut model = model::LlmModel::new(link, turn_end_ms);
     let mut tools = tools::WitTools::new(actor.caller.clone(), actor.may_act);
     let mut ports = Ports {
         kv: &kv,
@@ -60,7 +69,7 @@ fn with_ports<T>(
         summariser: &mut wit::WitSummariser,
         executor: &mut wit::WitExecutor,
         sink,
-        clock: &wit::SpinClock,
+        clock: &clock::SpinTurnClock,
         chain: &mut wit::CausalChain,
     };
     work(&actor, &mut ports)
@@ -120,9 +129,14 @@ pub fn chat(request: &Request, who: &Principal) -> Result<Response, ApiError> {
     let body = chat_body(&kg_http::body::json_object(request.body())?)?;
     crate::limits::check_tokens(&who.caller.subject)?;
     let mut events = Collected::default();
-    let result = with_ports(who, &mut events, None, |actor, ports| {
-        turn::turn(&body, &settings(), actor, ports)
-    })?;
+    let settings = settings();
+    let result = with_ports(
+        who,
+        &mut events,
+        None,
+        settings.deadline.end_ms(),
+        |actor, ports| turn::turn(&body, &settings, actor, ports),
+    )?;
     spent(who, &result);
     Ok(crate::json_response(
         200,
@@ -162,7 +176,8 @@ pub fn approve(request: &Request, who: &Principal, stream: bool) -> Result<Appro
         return Ok(Approval::Stream(token, approve));
     }
     let mut events = Collected::default();
-    let result = with_ports(who, &mut events, None, |actor, ports| {
+    // An approved batch is bounded by its own deadline, not a turn's.
+    let result = with_ports(who, &mut events, None, None, |actor, ports| {
         turn::resolve(&token, approve, None, actor, ports)
     })?;
     spent(who, &result);
@@ -174,10 +189,12 @@ pub fn approve(request: &Request, who: &Principal, stream: bool) -> Result<Appro
 
 /// Opens an SSE response, sends the first comment before any work, runs `work` against
 /// the stream, counts what it spent, and ends with `error` (if it failed) then `done`.
+/// `turn_end_ms`: the turn's deadline (monotonic ms), if it has one.
 fn stream_with(
     who: &Principal,
     extra: &[(String, String)],
     out: ResponseOutparam,
+    turn_end_ms: Option<u64>,
     work: impl FnOnce(&Actor, &mut Ports) -> Result<TurnResult, ApiError>,
 ) {
     // The turn's events are kept for a resume (`GET /chat/stream/{turn_id}`); the id is
@@ -212,7 +229,7 @@ fn stream_with(
         }
     }
     let link = sink.link();
-    match with_ports(who, &mut sink, Some(link), work) {
+    match with_ports(who, &mut sink, Some(link), turn_end_ms, work) {
         Ok(result) => spent(who, &result),
         Err(e) => sink.emit(Event::Error {
             code: e.code.clone(),
@@ -234,7 +251,8 @@ pub async fn approve_stream(
     extra: &[(String, String)],
     out: ResponseOutparam,
 ) {
-    stream_with(&who, extra, out, |actor, ports| {
+    // An approved batch is bounded by its own deadline, not a turn's.
+    stream_with(&who, extra, out, None, |actor, ports| {
         turn::resolve(&token, approve, None, actor, ports)
     });
 }
@@ -257,9 +275,15 @@ pub async fn stream(
     extra: &[(String, String)],
     out: ResponseOutparam,
 ) {
-    stream_with(&who, extra, out, |actor, ports| {
-        turn::turn(&body, &settings(), actor, ports)
-    });
+    // The deadline runs from the request, before the stream opens.
+    let settings = settings();
+    stream_with(
+        &who,
+        extra,
+        out,
+        settings.deadline.end_ms(),
+        |actor, ports| turn::turn(&body, &settings, actor, ports),
+    );
 }
 
 /// `GET /conversations`: the caller's own conversations (admins too: their own), newest

@@ -2,7 +2,8 @@
 //! against a short timer: each time the timer wins, the stream is asked whether the client
 //! is still there (if not, the call is dropped at once and nothing more is sent) and,
 //! after 10 quiet seconds, gets a heartbeat comment; then the wait goes on (within the
-//! call's deadline).
+//! call's deadline). A turn with a deadline has its pending call cut when it passes, the
+//! same way; no call starts after it.
 
 use super::sink::{HEARTBEAT, Link};
 use kg_agent_core::react::Model;
@@ -22,6 +23,8 @@ const CLIENT_CHECK: Duration = Duration::from_millis(20);
 
 pub struct HeartbeatTransport {
     link: Option<Link>,
+    /// The turn's deadline, monotonic ms (the turn's `Clock::monotonic_ms`).
+    turn_end_ms: Option<u64>,
 }
 
 /// Not retried by the client (kind `Other`): the turn is over.
@@ -29,6 +32,14 @@ fn client_gone() -> TransportError {
     TransportError {
         kind: TransportErrorKind::Other,
         message: "the client disconnected".into(),
+    }
+}
+
+/// Not retried by the client (kind `Other`): the turn is out of time.
+fn out_of_time() -> TransportError {
+    TransportError {
+        kind: TransportErrorKind::Other,
+        message: "the turn's deadline passed".into(),
     }
 }
 
@@ -53,19 +64,31 @@ impl LlmTransport for HeartbeatTransport {
         } else {
             HEARTBEAT
         };
+        // In ns on the monotonic clock; the turn's end is reached exactly when its ms
+        // clock reads `turn_end_ms`, so the turn then sees its deadline passed too.
+        let turn_end = self.turn_end_ms.map(|ms| ms.saturating_mul(1_000_000));
+        if turn_end.is_some_and(|end| monotonic_clock::now() >= end) {
+            return Err(out_of_time());
+        }
         let end = monotonic_clock::now()
             .saturating_add(u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX));
         spin_sdk::http::run(async move {
             let mut work = pin!(send_async(request));
             loop {
-                let left = Duration::from_nanos(end.saturating_sub(monotonic_clock::now()));
+                let now = monotonic_clock::now();
+                let to_turn_end = match turn_end {
+                    Some(turn_end) if now >= turn_end => return Err(out_of_time()),
+                    Some(turn_end) => Duration::from_nanos(turn_end - now),
+                    None => Duration::MAX,
+                };
+                let left = Duration::from_nanos(end.saturating_sub(now));
                 if left.is_zero() {
                     return Err(TransportError {
                         kind: TransportErrorKind::Timeout,
                         message: format!("no answer within {} ms", timeout.as_millis()),
                     });
                 }
-                if let Some(result) = within(left.min(tick), work.as_mut()).await {
+                if let Some(result) = within(left.min(tick).min(to_turn_end), work.as_mut()).await {
                     return result;
                 }
                 if let Some(link) = &link {
@@ -87,11 +110,12 @@ pub struct LlmModel {
 }
 
 impl LlmModel {
-    /// `link`: the stream the turn writes to, if it streams.
-    pub fn new(link: Option<Link>) -> LlmModel {
+    /// `link`: the stream the turn writes to, if it streams; `turn_end_ms`: the turn's
+    /// deadline (monotonic ms), if it has one.
+    pub fn new(link: Option<Link>, turn_end_ms: Option<u64>) -> LlmModel {
         LlmModel {
             client: kg_spin::llm_config()
-                .map(|config| LlmClient::new(config, HeartbeatTransport { link })),
+                .map(|config| LlmClient::new(config, HeartbeatTransport { link, turn_end_ms })),
             reported: None,
         }
     }

@@ -4,11 +4,13 @@
 //!
 //! A client that leaves during a batch stops it between chunks: the running chunk
 //! finishes, what it applied is reported (action log and conversation), and no new chunk,
-//! LLM or graph call starts.
+//! LLM or graph call starts. The turn's deadline does not cut a running batch (it has its
+//! own `action_batch_deadline_ms`): the batch runs to its summary, then the turn ends with
+//! the deadline's error instead of the written report.
 
 use super::answer::{Synthesis, synthesise};
-use super::ports::{Actor, Ports};
-use super::{RouteMethod, TurnResult, cancelled, check_listening, chinese, kv_error, remember};
+use super::ports::{Actor, Ports, Stop};
+use super::{RouteMethod, TurnResult, check_listening, chinese, kv_error, remember, stopped};
 use crate::approval::{self, ActionPlan, Pending};
 use crate::events::Event;
 use crate::memory;
@@ -162,17 +164,21 @@ fn execute_and_report(
     let report = summary_json(&summary);
     p.sink.emit(Event::ActionComplete(report.clone()));
     result.actions = Some(report);
-    if p.sink.gone() {
+    if let Some(stop) = p.sink.stop() {
         // What the batch applied is in the action log; the conversation says so too,
-        // without the LLM-written report nobody would read.
+        // without the LLM-written report (nobody would read it, or there is no time).
+        let why = match stop {
+            Stop::ClientGone => "Cancelled during the batch (the client disconnected)",
+            Stop::Deadline { .. } => "The turn's deadline passed during the batch",
+        };
         result.answer = format!(
-            "Cancelled during the batch (the client disconnected): {} of {} succeeded, {} failed or not started, {} unknown.",
+            "{why}: {} of {} succeeded, {} failed or not started, {} unknown.",
             summary.succeeded, summary.total, summary.failed, summary.unknown
         );
         if let Some(conversation) = run.conversation {
             remember(p, conversation, "assistant", &result.answer, None);
         }
-        return Err(cancelled());
+        return Err(stopped(p));
     }
     synthesise(
         Synthesis {
@@ -189,14 +195,15 @@ fn execute_and_report(
 }
 
 /// Starts a batch and pulls it to its summary, with progress events; a departed client
-/// cancels it (the running chunk finishes).
+/// cancels it (the running chunk finishes). The turn's deadline does not: the batch's own
+/// deadline bounds it.
 fn run_batch(request: &ExecutionRequest, p: &mut Ports) -> Result<BatchSummary, ApiError> {
     let mut batch = p.executor.start_batch(request)?;
     let total = batch.total();
     let mut completed = 0;
     let mut stopping = false;
     loop {
-        if !stopping && p.sink.gone() {
+        if !stopping && p.sink.stop() == Some(Stop::ClientGone) {
             batch.cancel();
             stopping = true;
         }
@@ -264,7 +271,7 @@ pub fn resolve(
         if let Err(e) = execute_and_report(run, &plan, actor, p, &mut result) {
             // The token is spent once a batch ran, cancelled or not (its report is
             // remembered already).
-            if p.sink.gone() && result.actions.is_some() {
+            if p.sink.stop().is_some() && result.actions.is_some() {
                 forget_note(p, note.as_ref());
                 save_bookmarks(p, &info.conversation, in_conversation);
             }

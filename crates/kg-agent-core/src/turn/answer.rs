@@ -2,7 +2,7 @@
 //! report), streamed as `content` events when the client reads a stream.
 
 use super::ports::Ports;
-use super::{TurnResult, cancelled, check_listening};
+use super::{TurnResult, check_listening, stopped};
 use crate::events::Event;
 use crate::react::Gathered;
 use kg_http::ApiError;
@@ -44,7 +44,8 @@ fn record_answer(p: &Ports, result: &mut TurnResult, answer: Answer) {
 
 /// Why a streamed answer did not finish.
 enum Cut {
-    Gone,
+    /// The client left or the turn's deadline passed.
+    Stopped,
     Failed(kg_wit::types::Error),
 }
 
@@ -56,7 +57,7 @@ fn stream_answer(request: &SummaryRequest, p: &mut Ports) -> Option<Result<Answe
     p.sink.emit(Event::ContentStart);
     loop {
         if p.sink.gone() {
-            return Some(Err(Cut::Gone));
+            return Some(Err(Cut::Stopped));
         }
         match stream.next(STREAM_WAIT_MS) {
             Ok(StreamPoll::Delta(text)) => p.sink.emit(Event::Content(text)),
@@ -108,7 +109,7 @@ pub fn synthesise(s: Synthesis, p: &mut Ports, result: &mut TurnResult) -> Resul
                 record_answer(p, result, answer);
                 Ok(())
             }
-            Err(Cut::Gone) => Err(cancelled()),
+            Err(Cut::Stopped) => Err(stopped(p)),
             Err(Cut::Failed(e)) => match s.draft {
                 Some(text) => {
                     result.answer = text.to_string();
@@ -121,7 +122,7 @@ pub fn synthesise(s: Synthesis, p: &mut Ports, result: &mut TurnResult) -> Resul
     }
     match p.summariser.summarise(&request) {
         Ok(answer) => record_answer(p, result, answer),
-        Err(_) if p.sink.gone() => return Err(cancelled()),
+        Err(_) if p.sink.gone() => return Err(stopped(p)),
         Err(e) => match s.draft {
             Some(text) => result.answer = text.to_string(),
             None => return Err(ApiError::from(e)),

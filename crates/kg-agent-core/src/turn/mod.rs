@@ -5,10 +5,13 @@
 //! dispatcher binds the turn to WIT and Spin and tests bind it to fakes.
 //!
 //! Once the sink says the client is gone, the turn starts no further LLM, tool or graph
-//! call, records `cancelled` in the conversation, and ends with [`cancelled`].
+//! call, records `cancelled` in the conversation, and ends with [`cancelled`]. Once the
+//! turn's deadline has passed ([`deadline`]), the same checks stop it; it records
+//! `deadline_exceeded` and ends with [`deadline::deadline_exceeded`].
 
 mod act;
 mod answer;
+pub mod deadline;
 pub mod ports;
 
 pub use act::resolve;
@@ -18,13 +21,14 @@ use crate::events::{Completion, Event, Outcome, RouteMethod};
 use crate::memory::{self, Turn};
 use crate::ownership;
 use crate::react::{self, Limits};
+use deadline::{Bounded, Deadline, deadline_exceeded};
 use kg_http::ApiError;
 use kg_http::chat::{ChatBody, RoutingMode};
 use kg_wit::kg::router::router;
 use kg_wit::kg::summariser::summariser;
 use kg_wit::types::{Message as WitMessage, Role};
 use llm_client::{ChatRequest, LlmError, Message};
-use ports::{Actor, Ports, Toolset};
+use ports::{Actor, Ports, Stop, Toolset};
 use serde_json::{Value, json};
 
 /// Turns the LLM sees verbatim; older ones only through the running summary.
@@ -33,8 +37,13 @@ pub const RECENT_TURNS: usize = 12;
 /// The route a turn cut short by a departed client is remembered under.
 pub const CANCELLED_ROUTE: &str = "cancelled";
 
+/// The route a turn stopped by its deadline is remembered under.
+pub const DEADLINE_ROUTE: &str = "deadline_exceeded";
+
 pub struct Settings {
     pub max_steps: u32,
+    /// How long the turn may reason (see [`deadline`]).
+    pub deadline: Deadline,
 }
 
 /// What a turn produced, for the JSON answer.
@@ -98,6 +107,20 @@ impl TurnResult {
 /// The error a turn ends with when its client went away.
 pub fn cancelled() -> ApiError {
     ApiError::new(499, "client_gone", "the client disconnected")
+}
+
+/// The error for why the turn stopped starting work.
+fn stop_error(stop: Stop) -> ApiError {
+    match stop {
+        Stop::ClientGone => cancelled(),
+        Stop::Deadline { deadline_ms, steps } => deadline_exceeded(deadline_ms, steps),
+    }
+}
+
+/// The error a turn that must stop ends with: [`cancelled`] when its client left, the
+/// deadline's error when it ran out of time.
+fn stopped(p: &Ports) -> ApiError {
+    stop_error(p.sink.stop().unwrap_or(Stop::ClientGone))
 }
 
 /// An LLM failure as the API reports it: which endpoint and model failed, and after how
@@ -197,7 +220,12 @@ pub fn turn(
     let started = memory::load_bookmarks(p.kv, &conversation).map_err(kv_error)?;
     p.chain.resume(started.clone());
     let mut span = crate::telemetry::turn_span(&conversation);
-    let result = converse(conversation.clone(), body, settings, actor, p);
+    let (result, stop) = converse_bounded(conversation.clone(), body, settings, actor, p);
+    // Whatever failed once the turn had to stop, the stop is what ended it.
+    let result = match (result, stop) {
+        (Err(_), Some(stop)) => Err(stop_error(stop)),
+        (result, _) => result,
+    };
     if let Err(e) = &result {
         span.fail(&e.code, &e.message);
     }
@@ -209,6 +237,23 @@ pub fn turn(
         Ok(result) => {
             p.sink.emit(Event::Completed(Box::new(result.completion())));
             Ok(result)
+        }
+        // Out of time: say so in the conversation, and tell the client (a stream ends
+        // `error`, `completed`, `done`; `/chat` answers 504).
+        Err(e) if matches!(stop, Some(Stop::Deadline { .. })) => {
+            remember(
+                p,
+                &conversation,
+                "assistant",
+                &format!("The turn was stopped: {}.", e.message),
+                Some(DEADLINE_ROUTE),
+            );
+            if p.sink.streaming() {
+                p.sink.emit(failure_event(&e));
+                Ok(TurnResult::new(conversation))
+            } else {
+                Err(e)
+            }
         }
         // Nobody is listening: say so in the conversation, and stop.
         Err(e) if p.sink.gone() => {
@@ -231,12 +276,36 @@ pub fn turn(
     }
 }
 
-/// Fails with [`cancelled`] once the client is gone, so no further call starts.
+/// The turn's work, seeing a sink that also stops it once its deadline has passed; and
+/// why it had to stop, if it had to.
+fn converse_bounded(
+    conversation: String,
+    body: &ChatBody,
+    settings: &Settings,
+    actor: &Actor,
+    p: &mut Ports,
+) -> (Result<TurnResult, ApiError>, Option<Stop>) {
+    let mut bounded = Bounded::new(&mut *p.sink, p.clock, settings.deadline);
+    let mut bounded_ports = Ports {
+        kv: p.kv,
+        model: &mut *p.model,
+        tools: &mut *p.tools,
+        router: &mut *p.router,
+        summariser: &mut *p.summariser,
+        executor: &mut *p.executor,
+        sink: &mut bounded,
+        clock: p.clock,
+        chain: &mut *p.chain,
+    };
+    let result = converse(conversation, body, settings, actor, &mut bounded_ports);
+    (result, bounded_ports.sink.stop())
+}
+
+/// Fails once the client is gone or the deadline passed, so no further call starts.
 fn check_listening(p: &Ports) -> Result<(), ApiError> {
-    if p.sink.gone() {
-        Err(cancelled())
-    } else {
-        Ok(())
+    match p.sink.stop() {
+        Some(stop) => Err(stop_error(stop)),
+        None => Ok(()),
     }
 }
 
@@ -359,7 +428,7 @@ fn converse(
                 crate::telemetry::step_span(1, crate::telemetry::answer_prompt(lang).as_ref());
             let response = match p.model.complete(&ChatRequest::new(messages)) {
                 Ok(response) => response,
-                Err(_) if p.sink.gone() => return Err(cancelled()),
+                Err(_) if p.sink.gone() => return Err(stopped(p)),
                 Err(e) => return Err(llm_api_error(&e, p.model.endpoint())),
             };
             drop(step_span);

@@ -17,11 +17,27 @@ use kg_wit::types::{Caller, Error};
 use llm_client::{LlmError, ToolSpec};
 use std::collections::HashMap;
 
+/// Why a turn stopped starting work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The client went away: nobody reads the answer.
+    ClientGone,
+    /// The turn's deadline (`agent_turn_deadline_ms`) passed after `steps` reasoning
+    /// steps; the client still reads, and is told.
+    Deadline { deadline_ms: u64, steps: u32 },
+}
+
 /// Where a turn's events go: collected for `/chat`'s JSON answer, or streamed.
 pub trait EventSink {
     fn emit(&mut self, event: Event);
-    /// True once the client has gone away: the turn stops starting work.
+    /// True once the turn must start no further work: the client has gone away (or, for
+    /// a sink bounded by the turn's deadline, the deadline passed — see [`Self::stop`]).
     fn gone(&self) -> bool;
+    /// Why the turn must stop, once it must: only a departed client here; the turn's
+    /// deadline is added by the sink the turn wraps this one in.
+    fn stop(&self) -> Option<Stop> {
+        self.gone().then_some(Stop::ClientGone)
+    }
     /// True when events reach the client as they happen (the answer can be streamed).
     fn streaming(&self) -> bool {
         false
@@ -114,6 +130,13 @@ pub trait Clock {
     fn unique_id(&self, prefix: &str) -> String;
 }
 
+/// The turn's clock: a [`Clock`] that also reads a monotonic clock, which the turn's
+/// deadline is measured on (tests move a fake one on).
+pub trait DeadlineClock: Clock {
+    /// Milliseconds of a monotonic clock.
+    fn monotonic_ms(&self) -> u64;
+}
+
 /// The graph's read-your-writes chain for this request (see the dispatcher's `causal`).
 pub trait Bookmarks {
     fn resume(&mut self, bookmarks: Vec<String>);
@@ -139,6 +162,6 @@ pub struct Ports<'a> {
     pub summariser: &'a mut dyn Summariser,
     pub executor: &'a mut dyn Executor,
     pub sink: &'a mut dyn EventSink,
-    pub clock: &'a dyn Clock,
+    pub clock: &'a dyn DeadlineClock,
     pub chain: &'a mut dyn Bookmarks,
 }

@@ -7,6 +7,7 @@ use super::{actor, body, payment_script};
 use crate::attach::{self, Watch};
 use crate::events::Event;
 use crate::memory::{self, tests::MemKv};
+use crate::turn::deadline::Deadline;
 use crate::turn::ports::{EventSink, Ports};
 use crate::turn::{CANCELLED_ROUTE, Settings, TurnResult, turn};
 use kg_http::ApiError;
@@ -81,7 +82,10 @@ fn pay_with_a_cut(reader: bool) -> (World, Result<TurnResult, ApiError>) {
     };
     let result = turn(
         &body("pay all ACME orders", None),
-        &Settings { max_steps: 10 },
+        &Settings {
+            max_steps: 10,
+            deadline: Deadline::NONE,
+        },
         &actor(true),
         &mut ports,
     );

@@ -5,8 +5,8 @@ use crate::events::Event;
 use crate::memory::tests::MemKv;
 use crate::react::{Model, Observation, ToolRunner};
 use crate::turn::ports::{
-    Actor, AgentModel, AgentTools, AnswerStream, Batch, Bookmarks, Clock, EventSink, Executor,
-    Ports, Router, Summariser, Toolset,
+    Actor, AgentModel, AgentTools, AnswerStream, Batch, Bookmarks, Clock, DeadlineClock, EventSink,
+    Executor, Ports, Router, Summariser, Toolset,
 };
 use kg_wit::kg::action_executor::action_executor::{
     ApprovalInfo, BatchPoll, ExecutionRequest, PlanDecision, PlanRequest,
@@ -24,6 +24,14 @@ use std::rc::Rc;
 
 /// Shared "the client is gone" flag: set by a test or by a fake at a chosen moment.
 pub type Gone = Rc<Cell<bool>>;
+
+/// The fake monotonic clock's milliseconds, advanced by slow fakes.
+pub type Time = Rc<Cell<u64>>;
+
+/// Moves `time` on by `ms` (a call that took that long).
+fn spend(time: &Time, ms: u64) {
+    time.set(time.get() + ms);
+}
 
 pub struct Sink {
     pub events: Vec<Event>,
@@ -82,16 +90,24 @@ pub struct FakeModel {
     pub calls: u32,
     pub gone: Gone,
     pub configured: bool,
+    /// How long each call takes on the fake clock.
+    pub call_ms: u64,
+    pub time: Time,
+    /// The turn's deadline passed (a fake clock at or past this): no call may start.
+    pub stop_at_ms: Option<u64>,
 }
 
 impl FakeModel {
-    pub fn new(script: Vec<Say>, gone: &Gone) -> FakeModel {
+    pub fn new(script: Vec<Say>, gone: &Gone, time: &Time) -> FakeModel {
         FakeModel {
             script: script.into(),
             then: Say::Text("done"),
             calls: 0,
             gone: gone.clone(),
             configured: true,
+            call_ms: 0,
+            time: time.clone(),
+            stop_at_ms: None,
         }
     }
 }
@@ -103,6 +119,11 @@ impl Model for FakeModel {
             !self.gone.get(),
             "an LLM call started after the client left"
         );
+        assert!(
+            self.stop_at_ms.is_none_or(|end| self.time.get() < end),
+            "an LLM call started after the turn's deadline"
+        );
+        spend(&self.time, self.call_ms);
         self.calls += 1;
         let say = self.script.pop_front().unwrap_or_else(|| self.then.clone());
         let step = self.calls;
@@ -345,10 +366,13 @@ pub struct FakeExecutor {
     pub approvals: HashMap<String, ApprovalInfo>,
     /// The client leaves once this many chunks were reported.
     pub leave_after_chunks: Option<(usize, Gone)>,
+    /// How long each chunk takes on the fake clock.
+    pub chunk_ms: u64,
+    pub time: Time,
 }
 
 impl FakeExecutor {
-    pub fn new() -> FakeExecutor {
+    pub fn new(time: &Time) -> FakeExecutor {
         FakeExecutor {
             approval_required: false,
             fail: vec![],
@@ -361,6 +385,8 @@ impl FakeExecutor {
             })),
             approvals: HashMap::new(),
             leave_after_chunks: None,
+            chunk_ms: 0,
+            time: time.clone(),
         }
     }
 }
@@ -372,6 +398,8 @@ struct FakeBatch {
     done: Vec<EntityOutcome>,
     log: Rc<RefCell<ExecutorLog>>,
     leave_after_chunks: Option<(usize, Gone)>,
+    chunk_ms: u64,
+    time: Time,
 }
 
 fn outcome(id: &str, success: bool) -> EntityOutcome {
@@ -431,6 +459,7 @@ impl Batch for FakeBatch {
             .map(|id| outcome(id, !self.fail.contains(&id.as_str())))
             .collect();
         self.done.extend(chunk.clone());
+        spend(&self.time, self.chunk_ms);
         let pulled = {
             let mut log = self.log.borrow_mut();
             log.chunks_pulled += 1;
@@ -494,6 +523,8 @@ impl Executor for FakeExecutor {
             done: vec![],
             log: self.log.clone(),
             leave_after_chunks: self.leave_after_chunks.clone(),
+            chunk_ms: self.chunk_ms,
+            time: self.time.clone(),
         }))
     }
     fn get_approval(&mut self, token: &str) -> Result<ApprovalInfo, Error> {
@@ -508,8 +539,9 @@ impl Executor for FakeExecutor {
     }
 }
 
+/// Ids from a counter; monotonic time from the shared [`Time`].
 #[derive(Default)]
-pub struct FakeClock(Cell<u64>);
+pub struct FakeClock(Cell<u64>, pub Time);
 
 impl Clock for FakeClock {
     fn now(&self) -> String {
@@ -522,6 +554,12 @@ impl Clock for FakeClock {
     fn unique_id(&self, prefix: &str) -> String {
         self.0.set(self.0.get() + 1);
         format!("{prefix}{}", self.0.get())
+    }
+}
+
+impl DeadlineClock for FakeClock {
+    fn monotonic_ms(&self) -> u64 {
+        self.1.get()
     }
 }
 
@@ -565,9 +603,10 @@ impl World {
     pub fn new(intent: Intent, script: Vec<Say>, streaming: bool) -> World {
         let sink = Sink::new(streaming);
         let gone = sink.gone.clone();
+        let time = Time::default();
         World {
             kv: MemKv::default(),
-            model: FakeModel::new(script, &gone),
+            model: FakeModel::new(script, &gone, &time),
             tools: FakeTools::new(20, &gone),
             router: FakeRouter {
                 intent,
@@ -578,9 +617,9 @@ impl World {
                 pieces: vec!["已完成", "付款"],
                 gone: gone.clone(),
             },
-            executor: FakeExecutor::new(),
+            executor: FakeExecutor::new(&time),
             sink,
-            clock: FakeClock::default(),
+            clock: FakeClock(Cell::default(), time),
             chain: Chain::default(),
         }
     }

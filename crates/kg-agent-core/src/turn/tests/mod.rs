@@ -4,8 +4,10 @@
 
 mod detached;
 mod fakes;
+mod out_of_time;
 mod properties;
 
+use super::deadline::Deadline;
 use super::{CANCELLED_ROUTE, Settings, TurnResult, resolve, turn};
 use crate::events::Event;
 use crate::memory;
@@ -36,7 +38,10 @@ fn run_in(
 ) -> Result<TurnResult, ApiError> {
     turn(
         &body(message, conversation),
-        &Settings { max_steps },
+        &Settings {
+            max_steps,
+            deadline: Deadline::NONE,
+        },
         &actor(true),
         &mut world.ports(),
     )
@@ -263,7 +268,10 @@ fn a_caller_who_may_not_act_is_not_offered_the_plan_tool() {
     let mut world = World::new(Intent::Action, vec![Say::Text("I cannot")], false);
     turn(
         &body("pay all ACME orders", None),
-        &Settings { max_steps: 5 },
+        &Settings {
+            max_steps: 5,
+            deadline: Deadline::NONE,
+        },
         &actor(false),
         &mut world.ports(),
     )

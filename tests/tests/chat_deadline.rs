@@ -1,0 +1,146 @@
+//! The turn's deadline (issue #16 item 6, `agent_turn_deadline_ms`): with an LLM that
+//! takes 300 ms per answer and a 700 ms deadline, the third reasoning step's pending call
+//! is cut, no LLM request goes out after the deadline, and the stream ends `error`
+//! `turn_deadline_exceeded`, `completed` (failed), `done`; `/chat` answers 504 with that
+//! code; the conversation records the turn as stopped by the deadline. Prints how long
+//! after the deadline the stream ended.
+
+use kg_e2e::llm_stub::{Reply, ScriptedLlm, call};
+use kg_e2e::{Stack, auth, events};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+const DEADLINE_MS: u64 = 700;
+const ANSWER_DELAY: Duration = Duration::from_millis(300);
+
+/// Six slow reasoning steps, each searching: far more than fits in the deadline.
+fn slow_steps() -> Vec<Reply> {
+    (0..6)
+        .map(|i| {
+            Reply::Slow(
+                ANSWER_DELAY,
+                Box::new(call(
+                    "search_instances",
+                    json!({"search_term": if i % 2 == 0 { "ACME" } else { "BETA" }}),
+                )),
+            )
+        })
+        .collect()
+}
+
+async fn stack(llm: &ScriptedLlm) -> Stack {
+    let mut variables = llm.variables();
+    variables.push(("agent_turn_deadline_ms", DEADLINE_MS.to_string()));
+    Stack::start_with(&variables).await.unwrap()
+}
+
+fn question() -> Value {
+    json!({"message": "Which orders do ACME and BETA have?", "routing_mode": "rule"})
+}
+
+#[tokio::test]
+async fn a_stream_out_of_time_ends_with_the_deadline_error_and_no_further_llm_call() {
+    let llm = ScriptedLlm::start().await;
+    llm.then(slow_steps());
+    let stack = stack(&llm).await;
+
+    let started = Instant::now();
+    let response = reqwest::Client::new()
+        .post(format!("{}/chat/stream", stack.host.url))
+        .bearer_auth(auth::ADMIN)
+        .body(question().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    // Read as it comes, to see when the error arrives as well as when the stream ends.
+    let mut response = response;
+    let mut text = String::new();
+    let mut error_seen = None;
+    while let Some(bytes) = response.chunk().await.unwrap() {
+        text.push_str(&String::from_utf8_lossy(&bytes));
+        if error_seen.is_none() && text.contains("turn_deadline_exceeded") {
+            error_seen = Some(started.elapsed());
+        }
+    }
+    let ended = started.elapsed();
+    let requests_at_end = llm.requests().len();
+    let past = ended.saturating_sub(Duration::from_millis(DEADLINE_MS));
+    println!(
+        "deadline {DEADLINE_MS} ms: error event after {error_seen:?}, stream ended after {ended:?} ({past:?} past the deadline), {requests_at_end} LLM requests"
+    );
+
+    let stream: Vec<Value> = text
+        .split("\n\n")
+        .filter_map(|frame| frame.lines().find_map(|l| l.strip_prefix("data: ")))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    events::check_stream(&stream);
+    let kinds: Vec<&str> = stream.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(
+        kinds[kinds.len() - 3..],
+        ["error", "completed", "done"],
+        "{stream:?}"
+    );
+    let error = &stream[kinds.len() - 3];
+    assert_eq!(error["code"], "turn_deadline_exceeded", "{error}");
+    assert_eq!(error["status"], 504, "{error}");
+    assert_eq!(error["deadline_ms"], DEADLINE_MS, "{error}");
+    // Steps of 300 ms: two finished before the deadline; the third was cut.
+    assert_eq!(error["steps"], 2, "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("0.7 s deadline"), "{message}");
+    assert!(message.contains("after 2 reasoning steps"), "{message}");
+    assert_eq!(stream[kinds.len() - 2]["status"], "failed");
+
+    // Not before the deadline, and soon after it (the pending call is cut at once).
+    assert!(ended >= Duration::from_millis(DEADLINE_MS), "{ended:?}");
+    assert!(past < Duration::from_millis(300), "{past:?}");
+    // The third step's request went out before the deadline; none after it.
+    assert_eq!(requests_at_end, 3);
+    tokio::time::sleep(ANSWER_DELAY * 3).await;
+    assert_eq!(
+        llm.requests().len(),
+        3,
+        "an LLM request went out after the deadline"
+    );
+
+    let conversation = stream[0]["id"].as_str().unwrap();
+    let (status, c) = stack
+        .host
+        .get(&format!("/conversations/{conversation}"))
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{c}");
+    let last = c["turns"]
+        .as_array()
+        .and_then(|t| t.last())
+        .cloned()
+        .unwrap();
+    assert_eq!(last["role"], "assistant", "{c}");
+    assert_eq!(last["route"], "deadline_exceeded", "{c}");
+}
+
+#[tokio::test]
+async fn chat_out_of_time_answers_504_turn_deadline_exceeded() {
+    let llm = ScriptedLlm::start().await;
+    llm.then(slow_steps());
+    let stack = stack(&llm).await;
+    let started = Instant::now();
+    let (status, r) = stack
+        .host
+        .send("POST", "/chat", &question().to_string())
+        .await
+        .unwrap();
+    let ended = started.elapsed();
+    println!("deadline {DEADLINE_MS} ms: /chat answered after {ended:?}");
+    assert_eq!(status, 504, "{r}");
+    assert_eq!(r["error"]["code"], "turn_deadline_exceeded", "{r}");
+    assert_eq!(r["error"]["detail"]["deadline_ms"], DEADLINE_MS, "{r}");
+    assert!(
+        ended < Duration::from_millis(DEADLINE_MS + 300),
+        "{ended:?}"
+    );
+    tokio::time::sleep(ANSWER_DELAY * 3).await;
+    assert_eq!(llm.requests().len(), 3, "an LLM request after the deadline");
+}
