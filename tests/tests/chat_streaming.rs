@@ -84,3 +84,45 @@ async fn answer_tokens_reach_the_client_as_the_llm_writes_them() {
         "{from_call:?}"
     );
 }
+
+/// A summariser call still waiting for its first token is cut when the turn's deadline
+/// passes (the answer stream is pulled in short waits, and the turn looks between them),
+/// not when the LLM finally writes.
+#[tokio::test]
+async fn the_deadline_cuts_a_summariser_call_waiting_for_its_first_token() {
+    let llm = StreamingLlm::start().await.unwrap();
+    let mut variables = llm.variables();
+    variables.push(("agent_turn_deadline_ms", "800".to_string()));
+    let stack = Stack::start_with(&variables).await.unwrap();
+    llm.then([
+        Step::Text("draft".into()),
+        Step::Tokens {
+            first_token: Duration::from_secs(4),
+            between: BETWEEN,
+            tokens: vec!["too ".into(), "late".into()],
+        },
+    ]);
+    let started = std::time::Instant::now();
+    let timed = timed_chat_stream(
+        &stack.host.url,
+        auth::ADMIN,
+        &json!({"message": "How many suppliers are there?", "routing_mode": "rule"}),
+    )
+    .await
+    .unwrap();
+    let events: Vec<Value> = timed.iter().map(|(_, e)| e.clone()).collect();
+    events::check_stream(&events);
+    let (at, error) = timed
+        .iter()
+        .find(|(_, e)| e["type"] == "error")
+        .expect("an error event");
+    assert_eq!(error["code"], "turn_deadline_exceeded", "{error}");
+    let after = at.duration_since(started);
+    eprintln!("deadline 800 ms: the stream's error came {after:?} after the request");
+    assert!(after < Duration::from_millis(2500), "{after:?}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| e["type"] == "content" && e["content"] == "late")
+    );
+}

@@ -10,8 +10,11 @@ use kg_wit::kg::summariser::summariser::{self, Answer, Evidence, StreamPoll, Sum
 use kg_wit::types::{BatchSummary, Message as WitMessage};
 use serde_json::json;
 
-/// How long one pull of the answer stream waits before a heartbeat is due.
-const STREAM_WAIT_MS: u32 = 10_000;
+/// How long one pull of the answer stream waits for text. Short, because between pulls
+/// the turn looks whether the client left or the deadline passed (a pending summariser
+/// call is cut within this); heartbeats go by time, not by pull, and a delta comes back
+/// as soon as it arrives, so this costs a few cheap calls per second while the LLM thinks.
+const STREAM_WAIT_MS: u32 = 250;
 
 pub fn evidence_of(gathered: &[Gathered]) -> Vec<Evidence> {
     gathered
