@@ -32,7 +32,8 @@ struct AnswerInFlight {
 enum State {
     Streaming {
         stream: LlmStream,
-        input: kg_summary::SummaryInput,
+        // Boxed: the input (question, history, evidence) is the bulk of the state.
+        input: Box<kg_summary::SummaryInput>,
         call: kg_summary::SummaryCall,
     },
     /// Deltas still to hand out, then the answer.
@@ -122,7 +123,7 @@ impl Guest for Summariser {
         let state = match kg_spin::llm_client() {
             Ok(client) => State::Streaming {
                 stream: LlmStream::start(client, &call.request),
-                input,
+                input: Box::new(input),
                 call,
             },
             // No LLM: a batch still gets its report, anything else the error.
