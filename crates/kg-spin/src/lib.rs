@@ -3,6 +3,7 @@
 
 pub mod clock;
 mod graph_probe;
+mod http_error;
 mod llm;
 mod llm_probe;
 mod llm_stream;

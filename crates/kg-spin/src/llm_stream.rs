@@ -221,9 +221,10 @@ impl Reading {
                 }
                 Some(None) => break,
                 Some(Some(Ok(chunk))) => chunk,
-                Some(Some(Err(e))) => {
+                // The host's error is not quoted: its debug form names internal types.
+                Some(Some(Err(_))) => {
                     return Err(LlmError::Unavailable {
-                        message: format!("the answer stream broke off: {e:?}"),
+                        message: "the answer stream broke off before its end".to_string(),
                         attempts: self.attempt,
                     });
                 }

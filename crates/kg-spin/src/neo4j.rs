@@ -153,6 +153,7 @@ pub(crate) fn transport_error(e: SendError) -> TransportError {
         ),
         // Spin answers a refused request with this code before anything is sent.
         SendError::Http(code) if is_denied(&code) => DENIED.to_string(),
+        SendError::Http(code) => crate::http_error::describe(&code),
         other => other.to_string(),
     };
     TransportError { kind, message }
