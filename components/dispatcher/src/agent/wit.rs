@@ -6,6 +6,7 @@
 use kg_agent_core::turn::ports::{
     AnswerStream, Batch, Bookmarks, Clock, Executor, Router, Summariser,
 };
+use kg_agent_core::turn::{intent_name, mode_name};
 use kg_wit::kg::action_executor::action_executor::{
     self as executor, ApprovalInfo, BatchPoll, BatchRun, ExecutionRequest, PlanDecision,
     PlanRequest,
@@ -32,24 +33,6 @@ impl Router for WitRouter {
                 }
             },
         )
-    }
-}
-
-fn intent_name(intent: router::Intent) -> &'static str {
-    match intent {
-        router::Intent::Query => "query",
-        router::Intent::Action => "action",
-        router::Intent::Document => "document",
-        router::Intent::Answer => "answer",
-        router::Intent::Clarify => "clarify",
-    }
-}
-
-fn mode_name(mode: router::RoutingMode) -> &'static str {
-    match mode {
-        router::RoutingMode::Rule => "rule",
-        router::RoutingMode::Llm => "llm",
-        router::RoutingMode::Hybrid => "hybrid",
     }
 }
 

@@ -341,14 +341,7 @@ fn converse(
         node: "router".into(),
         display_name: "Analysing the request".into(),
         details: "intent routing".into(),
-        sub_status: format!(
-            "routing mode {}",
-            match mode {
-                router::RoutingMode::Rule => "rule",
-                router::RoutingMode::Llm => "llm",
-                router::RoutingMode::Hybrid => "hybrid",
-            }
-        ),
+        sub_status: format!("routing mode {}", mode_name(mode)),
     });
     let mut history = wit_history(&remembered.recent);
     if let Some(summary) = &remembered.summary {
@@ -513,13 +506,23 @@ fn converse(
     Ok(result)
 }
 
-fn intent_name(intent: router::Intent) -> &'static str {
+/// The seeds' lowercase name of a routed intent (events, traces).
+pub fn intent_name(intent: router::Intent) -> &'static str {
     match intent {
         router::Intent::Query => "query",
         router::Intent::Action => "action",
         router::Intent::Document => "document",
         router::Intent::Answer => "answer",
         router::Intent::Clarify => "clarify",
+    }
+}
+
+/// The lowercase name of a routing mode (events, traces).
+pub fn mode_name(mode: router::RoutingMode) -> &'static str {
+    match mode {
+        router::RoutingMode::Rule => "rule",
+        router::RoutingMode::Llm => "llm",
+        router::RoutingMode::Hybrid => "hybrid",
     }
 }
 
