@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use sink::{Link, Recording, Streamed};
 
 pub use resume::{Resume, prepare as prepare_resume, stream as resume_stream};
-use spin_sdk::http::{OutgoingResponse, Request, Response, ResponseOutparam};
+use spin_sdk::http::{Request, Response, ResponseOutparam};
 
 /// A turn's settings; its deadline starts now.
 fn settings() -> Settings {
@@ -202,16 +202,9 @@ fn stream_with(
     let turn = kg_spin::clock::unique_id("t");
     let mut extra = extra.to_vec();
     extra.push(("x-turn-id".into(), turn.clone()));
-    let Ok(headers) = crate::headers::sse_fields(&extra) else {
+    let Some(mut sink) = Streamed::open(&extra, out) else {
         return;
     };
-    let response = OutgoingResponse::new(headers);
-    let Ok(body) = response.body() else {
-        return;
-    };
-    let mut sink = Streamed::new(body);
-    out.set(response);
-    sink.comment("kg-agent");
     // After the first byte is out: the store's pruning must not delay it.
     if let Ok(kv) = kv::SpinKv::open() {
         let recorder = kg_agent_core::replay::Recorder::start(

@@ -14,7 +14,7 @@ use kg_agent_core::events::{Event, StreamState};
 use kg_agent_core::replay::{self, Refused};
 use kg_http::{ApiError, sse};
 use kg_identity::Permission;
-use spin_sdk::http::{OutgoingResponse, ResponseOutparam};
+use spin_sdk::http::ResponseOutparam;
 use std::time::Duration;
 
 /// How often a resumed stream looks for the running turn's newer events.
@@ -106,16 +106,9 @@ fn give_up(sink: &mut Streamed, code: &str, message: String) {
 
 /// Streams the turn's kept events after `resume.after`, then its newer ones until `done`.
 pub async fn stream(resume: Resume, extra: &[(String, String)], out: ResponseOutparam) {
-    let Ok(headers) = crate::headers::sse_fields(extra) else {
+    let Some(mut sink) = Streamed::open(extra, out) else {
         return;
     };
-    let response = OutgoingResponse::new(headers);
-    let Ok(body) = response.body() else {
-        return;
-    };
-    let mut sink = Streamed::new(body);
-    out.set(response);
-    sink.comment("kg-agent");
     let Ok(kv) = SpinKv::open() else {
         return give_up(&mut sink, "unavailable", "key-value store".into());
     };

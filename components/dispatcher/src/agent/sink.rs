@@ -120,6 +120,21 @@ pub struct Streamed {
 }
 
 impl Streamed {
+    /// Opens the SSE response (`extra` headers too) on `out` and sends the first comment
+    /// before any work; `None` when the response could not be built.
+    pub fn open(
+        extra: &[(String, String)],
+        out: spin_sdk::http::ResponseOutparam,
+    ) -> Option<Streamed> {
+        let headers = crate::headers::sse_fields(extra).ok()?;
+        let response = spin_sdk::http::OutgoingResponse::new(headers);
+        let body = response.body().ok()?;
+        let mut sink = Streamed::new(body);
+        out.set(response);
+        sink.comment("kg-agent");
+        Some(sink)
+    }
+
     pub fn new(body: OutgoingBody) -> Self {
         let stream = body.write().ok();
         let gone = stream.is_none();
