@@ -13,7 +13,9 @@
 # 4. LangGraph: seed 000's graph in Python (langgraph/agent.py) against devgraph with the
 #    demo graph and our scripted instant LLM stub, started by peer_stack; medians of 200
 #    turns after 20 of warm-up, a 0-step turn and a 4-tool-call turn (langgraph/bench.py),
-#    scripted like request_profile (the same LLM replies; the calls are compared).
+#    scripted like request_profile (the same LLM replies; the calls are compared); once
+#    behind FastAPI (langgraph/server.py, timed at an HTTP client like ours) and once
+#    in-process (the framework alone).
 # 5. One table: per agent step, (4-step turn − 0-step turn) / 4 minus the graph and LLM
 #    round trips inside it, and the 0-step turn; ours, LangGraph's, the ratio.
 #
@@ -27,7 +29,7 @@ for arg in "$@"; do
   case "$arg" in
     --short) short=1 ;;
     --no-setup) setup=0 ;;
-    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "peers: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
@@ -64,10 +66,15 @@ fi
 # Scripted alike: a turn without tools ends with the agent's reply (1 LLM call) or in the
 # summariser (2), whichever ours did.
 zero_calls=$(PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" benches/peers/compare.py --zero-step-llm-calls "$out/ours.txt")
-echo "peers: LangGraph, $runs turns of each kind" >&2
-PYTHONDONTWRITEBYTECODE=1 target/release/examples/peer_stack \
-  "$venv/bin/python" benches/peers/langgraph/bench.py --runs "$runs" --warmup "$warmup" \
-  --zero-step-llm-calls "$zero_calls" >"$out/langgraph.json"
+for mode in http in-process; do
+  echo "peers: LangGraph $mode, $runs turns of each kind" >&2
+  flag=()
+  [ "$mode" = http ] && flag=(--http)
+  PYTHONDONTWRITEBYTECODE=1 target/release/examples/peer_stack \
+    "$venv/bin/python" benches/peers/langgraph/bench.py "${flag[@]}" --runs "$runs" --warmup "$warmup" \
+    --zero-step-llm-calls "$zero_calls" --table >"$out/langgraph-$mode.json"
+done
 
 cat "$out/ours.txt"
-PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" benches/peers/compare.py "$out/ours.txt" "$out/langgraph.json"
+PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" benches/peers/compare.py \
+  "$out/ours.txt" "$out/langgraph-http.json" "$out/langgraph-in-process.json"

@@ -142,23 +142,28 @@ def build_graph(llm_base_url: str, llm_http: Any, summarise_always: bool, max_st
     return workflow.compile(checkpointer=InMemorySaver())
 
 
-async def run_turn(graph, graph_client: GraphClient, message: str, conversation_id: str | None = None):
-    """One turn: its events in order (each a JSON text, as a server would send them) and
-    the answer."""
+async def turn_events(graph, graph_client: GraphClient, message: str, conversation_id: str | None = None):
+    """One turn's events as they happen, each a JSON text as a server sends them."""
     config = {
         "configurable": {"thread_id": conversation_id or str(uuid.uuid4()), "schema": Schema(graph_client)},
         "recursion_limit": 50,
     }
-    events: list[str] = []
-    answer = None
     async for mode, chunk in graph.astream(
         {"messages": [HumanMessage(message)]}, config, stream_mode=["custom", "updates"]
     ):
         if mode == "custom":
-            events.append(json.dumps(chunk, ensure_ascii=False))
-            if chunk["event"] == "answer":
-                answer = chunk["data"]["content"]
+            yield chunk
         else:
             for node in chunk:
-                events.append(json.dumps({"event": "step", "data": {"node": node}}))
+                yield {"event": "step", "data": {"node": node}}
+
+
+async def run_turn(graph, graph_client: GraphClient, message: str, conversation_id: str | None = None):
+    """One turn: its events in order (JSON texts) and the answer."""
+    events: list[str] = []
+    answer = None
+    async for event in turn_events(graph, graph_client, message, conversation_id):
+        events.append(json.dumps(event, ensure_ascii=False))
+        if event["event"] == "answer":
+            answer = event["data"]["content"]
     return events, answer
