@@ -1,11 +1,17 @@
 //! Time to the first answer token with an LLM that streams: the stub writes its first
-//! token 200 ms after the summariser's request arrives, then one every 100 ms. Reported:
+//! token 200 ms after the answering call's request arrives, then one every 100 ms. Two
+//! paths:
+//! - a question: a ReAct step calls a tool, the next answers, and the summariser's
+//!   streamed call writes the answer;
+//! - small talk (intent `answer`): the LLM's own streamed call is the answer.
+//!
+//! Reported for each:
 //! - end to end: from the client's `POST /chat/stream` to its first `content` event;
-//! - from the summariser's call (its request reaching the LLM) to that event (goal
+//! - from the answering LLM call (its request reaching the LLM) to that event (goal
 //!   ≤ 205 ms: the LLM's own 200 ms plus at most 5 ms);
 //! - from the LLM writing its first token to that event (the forwarding lag).
 //!
-//! Medians (and max) over 20 runs. Run: `cargo bench -p kg-e2e --bench first_token`.
+//! Medians (and max) over 20 runs each. Run: `cargo bench -p kg-e2e --bench first_token`.
 
 use kg_e2e::llm_stub::streamed::{Step, StreamingLlm, timed_chat_stream};
 use kg_e2e::{Stack, auth};
@@ -25,49 +31,89 @@ fn report(name: &str, mut samples: Vec<Duration>) {
     );
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let llm = StreamingLlm::start().await?;
-    let stack = Stack::start_with(&llm.variables()).await?;
+fn answer_tokens() -> Step {
+    Step::Tokens {
+        first_token: Duration::from_millis(200),
+        between: Duration::from_millis(100),
+        tokens: vec!["There ".into(), "are ".into(), "10 suppliers.".into()],
+    }
+}
+
+/// `RUNS` turns of `message`, each scripted by `script`; prints the three timings.
+async fn measure(
+    name: &str,
+    llm: &StreamingLlm,
+    stack: &Stack,
+    message: &str,
+    script: impl Fn() -> Vec<Step>,
+) -> anyhow::Result<()> {
     let (mut end_to_end, mut from_call, mut lag) = (Vec::new(), Vec::new(), Vec::new());
+    let streamed_before = llm.timings().len();
     for run in 0..RUNS {
-        llm.then([
-            Step::Text("draft".into()),
-            Step::Tokens {
-                first_token: Duration::from_millis(200),
-                between: Duration::from_millis(100),
-                tokens: vec!["There ".into(), "are ".into(), "10 suppliers.".into()],
-            },
-        ]);
+        llm.then(script());
         let start = Instant::now();
         let events = timed_chat_stream(
             &stack.host.url,
             auth::ADMIN,
-            &json!({"message": "How many suppliers are there?", "routing_mode": "rule"}),
+            &json!({"message": message, "routing_mode": "rule"}),
         )
         .await?;
         let first = events
             .iter()
             .find(|(_, e)| e["type"] == "content")
             .map(|(at, _)| *at)
-            .ok_or_else(|| anyhow::anyhow!("run {run}: no content event"))?;
+            .ok_or_else(|| anyhow::anyhow!("{name} run {run}: no content event"))?;
         let timing = llm
             .timings()
-            .get(run)
+            .get(streamed_before + run)
             .cloned()
-            .ok_or_else(|| anyhow::anyhow!("run {run}: the LLM streamed nothing"))?;
+            .ok_or_else(|| anyhow::anyhow!("{name} run {run}: the LLM streamed nothing"))?;
         let (Some(received), Some(first_token)) = (timing.received, timing.first_token) else {
-            anyhow::bail!("run {run}: no first token");
+            anyhow::bail!("{name} run {run}: no first token");
         };
         end_to_end.push(first.duration_since(start));
         from_call.push(first.duration_since(received));
         lag.push(first.duration_since(first_token));
     }
-    report("first answer token, end to end", end_to_end);
     report(
-        "first answer token, from the summariser's LLM call",
+        &format!("{name}: first answer token, end to end"),
+        end_to_end,
+    );
+    report(
+        &format!("{name}: first answer token, from the answering LLM call"),
         from_call,
     );
-    report("forwarding lag after the LLM's first token", lag);
+    report(
+        &format!("{name}: forwarding lag after the LLM's first token"),
+        lag,
+    );
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let llm = StreamingLlm::start().await?;
+    let stack = Stack::start_with(&llm.variables()).await?;
+    measure(
+        "summariser (after a tool)",
+        &llm,
+        &stack,
+        "How many suppliers are there?",
+        || {
+            vec![
+                Step::Tools(vec![(
+                    "search_instances".into(),
+                    json!({"search_term": "SUP"}),
+                )]),
+                Step::Text("draft".into()),
+                answer_tokens(),
+            ]
+        },
+    )
+    .await?;
+    measure("direct answer (small talk)", &llm, &stack, "hello", || {
+        vec![answer_tokens()]
+    })
+    .await?;
     Ok(())
 }

@@ -504,7 +504,7 @@ async fn a_follow_up_is_rewritten_from_the_history() {
 
     llm.then([
         text(r#"{"intent": "query", "confidence": 0.92, "reason": "follow-up about invoices", "refined_question": "Which invoices belong to ACME's purchase orders?", "clarification": null}"#),
-        text("The invoices are INV-0001 to INV-0017."),
+        // No tool needed: the step's own answer is the answer (no summariser call).
         text("ACME's orders have 17 invoices."),
     ]);
     let (status, r) = chat(&stack, json!({"message": "and their invoices?", "conversation_id": conversation, "routing_mode": "llm"})).await;
@@ -539,10 +539,7 @@ async fn a_follow_up_is_rewritten_from_the_history() {
 async fn the_streamed_answer_adds_up_and_done_is_last() {
     let llm = ScriptedLlm::start().await;
     let stack = stack_with(&llm, &[]).await;
-    llm.then([
-        text("draft"),
-        text("There are 10 suppliers; SUP-007 is blocked."),
-    ]);
+    llm.then([text("There are 10 suppliers; SUP-007 is blocked.")]);
     let events = stream(
         &stack,
         json!({"message": "How many suppliers are there?", "routing_mode": "rule"}),

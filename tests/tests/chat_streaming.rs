@@ -1,36 +1,104 @@
 //! True token streaming end to end: the LLM streams the answer (first token after 200 ms,
 //! then one every 100 ms) and each token reaches the client as a `content` event while
-//! the LLM is still writing, not once its call is over.
+//! the LLM is still writing, not once its call is over — the summariser's answer after
+//! the tools, and the LLM's own direct answer (small talk). A ReAct step that needs no
+//! tool is the answer itself: one LLM call, no summariser.
 
-use kg_e2e::llm_stub::streamed::{Step, StreamingLlm, timed_chat_stream};
+use kg_e2e::llm_stub::streamed::{Step, StreamingLlm, Timing, timed_chat_stream};
 use kg_e2e::{Stack, auth, events};
 use serde_json::{Value, json};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const FIRST_TOKEN: Duration = Duration::from_millis(200);
 const BETWEEN: Duration = Duration::from_millis(100);
+
+fn tokens(words: &[&str]) -> Vec<String> {
+    words.iter().map(|t| t.to_string()).collect()
+}
+
+/// A ReAct step that calls a tool: the answer then needs the summariser.
+fn search() -> Step {
+    Step::Tools(vec![(
+        "search_instances".into(),
+        json!({"search_term": "SUP"}),
+    )])
+}
+
+/// The stream's events checked against the schema, its `content` events (with when each
+/// arrived), and their text, which is `completed`'s answer.
+fn checked(timed: &[(Instant, Value)]) -> (Vec<(Instant, Value)>, String, Value) {
+    let events: Vec<Value> = timed.iter().map(|(_, e)| e.clone()).collect();
+    events::check_stream(&events);
+    let contents: Vec<(Instant, Value)> = timed
+        .iter()
+        .filter(|(_, e)| e["type"] == "content")
+        .cloned()
+        .collect();
+    let text: String = contents
+        .iter()
+        .map(|(_, e)| e["content"].as_str().unwrap())
+        .collect();
+    let completed = events
+        .iter()
+        .find(|e| e["type"] == "completed")
+        .unwrap()
+        .clone();
+    assert_eq!(completed["answer"], text);
+    (contents, text, completed)
+}
+
+/// The first `content` came while the LLM was still writing (before its last token),
+/// every token was its own event, and promptly: little more than the LLM's own
+/// first-token time after the call reached it.
+fn assert_forwarded_as_written(
+    what: &str,
+    contents: &[(Instant, Value)],
+    timing: &Timing,
+    words: usize,
+) {
+    let (first_token, last_token) = (timing.first_token.unwrap(), timing.last_token.unwrap());
+    let first_content = contents[0].0;
+    assert!(
+        first_content < last_token,
+        "{what}: first content {:?} after the LLM's last token",
+        first_content.duration_since(first_token)
+    );
+    assert!(
+        contents.len() >= words - 1,
+        "{what}: {} content events",
+        contents.len()
+    );
+    let lag = first_content.duration_since(first_token);
+    let from_call = first_content.duration_since(timing.received.unwrap());
+    eprintln!(
+        "{what}: first content {lag:?} after the LLM's first token, {from_call:?} after its call reached the LLM"
+    );
+    assert!(lag < Duration::from_millis(50), "{what}: lag {lag:?}");
+    assert!(
+        from_call < FIRST_TOKEN + Duration::from_millis(50),
+        "{what}: {from_call:?}"
+    );
+}
 
 #[tokio::test]
 async fn answer_tokens_reach_the_client_as_the_llm_writes_them() {
     let llm = StreamingLlm::start().await.unwrap();
     let stack = Stack::start_with(&llm.variables()).await.unwrap();
-    let tokens: Vec<String> = [
+    let words = tokens(&[
         "There ",
         "are ",
         "10 ",
         "suppliers; ",
         "SUP-007 ",
         "is blocked.",
-    ]
-    .iter()
-    .map(|t| t.to_string())
-    .collect();
+    ]);
     llm.then([
+        search(),
         Step::Text("draft".into()),
         Step::Tokens {
             first_token: FIRST_TOKEN,
             between: BETWEEN,
-            tokens: tokens.clone(),
+            tokens: words.clone(),
         },
     ]);
     let timed = timed_chat_stream(
@@ -40,49 +108,65 @@ async fn answer_tokens_reach_the_client_as_the_llm_writes_them() {
     )
     .await
     .unwrap();
-    let events: Vec<Value> = timed.iter().map(|(_, e)| e.clone()).collect();
-    events::check_stream(&events);
     // The summariser asked for a stream.
-    assert_eq!(llm.requests()[1]["stream"], true, "{:?}", llm.requests()[1]);
+    assert_eq!(llm.requests()[2]["stream"], true, "{:?}", llm.requests()[2]);
+    let (contents, text, _) = checked(&timed);
+    assert_eq!(text, words.concat());
+    assert_forwarded_as_written("summariser", &contents, &llm.timings()[0], words.len());
+}
 
-    let contents: Vec<_> = timed
-        .iter()
-        .filter(|(_, e)| e["type"] == "content")
-        .collect();
-    let text: String = contents
-        .iter()
-        .map(|(_, e)| e["content"].as_str().unwrap())
-        .collect();
-    assert_eq!(text, tokens.concat());
-    let completed = events.iter().find(|e| e["type"] == "completed").unwrap();
-    assert_eq!(completed["answer"], text);
+/// Small talk: the LLM's own answer, streamed straight from its call (no tools, no
+/// summariser), is forwarded token by token.
+#[tokio::test]
+async fn a_direct_answer_streams_the_llm_s_own_tokens() {
+    let llm = StreamingLlm::start().await.unwrap();
+    let stack = Stack::start_with(&llm.variables()).await.unwrap();
+    let words = tokens(&["Hello! ", "Ask ", "me ", "about ", "suppliers."]);
+    llm.then([Step::Tokens {
+        first_token: FIRST_TOKEN,
+        between: BETWEEN,
+        tokens: words.clone(),
+    }]);
+    let timed = timed_chat_stream(
+        &stack.host.url,
+        auth::ADMIN,
+        &json!({"message": "hello", "routing_mode": "rule"}),
+    )
+    .await
+    .unwrap();
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 1, "one LLM call: {requests:?}");
+    assert_eq!(requests[0]["stream"], true);
+    assert!(
+        requests[0].get("tools").is_none(),
+        "no tools for small talk"
+    );
+    let (contents, text, completed) = checked(&timed);
+    assert_eq!(text, words.concat());
+    assert_eq!(completed["model_used"], "stub");
+    assert_eq!(completed["route"]["intent"], "answer");
+    assert_eq!(completed["usage"]["total_tokens"], 15);
+    assert_forwarded_as_written("direct answer", &contents, &llm.timings()[0], words.len());
+}
 
-    let timing = &llm.timings()[0];
-    let (first_token, last_token) = (timing.first_token.unwrap(), timing.last_token.unwrap());
-    let first_content = contents[0].0;
-    // Forwarded while the LLM was still writing: the first content came before the last
-    // token was even written (5 × 100 ms later), and every token was its own event.
-    assert!(
-        first_content < last_token,
-        "first content {:?} after the LLM's last token",
-        first_content.duration_since(first_token)
-    );
-    assert!(
-        contents.len() >= tokens.len() - 1,
-        "{} content events",
-        contents.len()
-    );
-    // And promptly: little more than the LLM's own first-token time.
-    let lag = first_content.duration_since(first_token);
-    let from_call = first_content.duration_since(timing.received.unwrap());
-    eprintln!(
-        "first content {lag:?} after the LLM's first token, {from_call:?} after the summariser's call reached the LLM"
-    );
-    assert!(lag < Duration::from_millis(50), "lag {lag:?}");
-    assert!(
-        from_call < FIRST_TOKEN + Duration::from_millis(50),
-        "{from_call:?}"
-    );
+/// A ReAct step that answers without calling a tool has nothing to ground or cite: its
+/// answer is the answer, without a second (summariser) LLM call.
+#[tokio::test]
+async fn a_question_answered_without_tools_takes_one_llm_call() {
+    let llm = StreamingLlm::start().await.unwrap();
+    let stack = Stack::start_with(&llm.variables()).await.unwrap();
+    llm.then([Step::Text("There are 10 suppliers.".into())]);
+    let timed = timed_chat_stream(
+        &stack.host.url,
+        auth::ADMIN,
+        &json!({"message": "How many suppliers are there?", "routing_mode": "rule"}),
+    )
+    .await
+    .unwrap();
+    let (_, text, completed) = checked(&timed);
+    assert_eq!(text, "There are 10 suppliers.");
+    assert_eq!(completed["steps"], 1);
+    assert_eq!(llm.requests().len(), 1, "{:?}", llm.requests());
 }
 
 /// A summariser call still waiting for its first token is cut when the turn's deadline
@@ -95,14 +179,15 @@ async fn the_deadline_cuts_a_summariser_call_waiting_for_its_first_token() {
     variables.push(("agent_turn_deadline_ms", "800".to_string()));
     let stack = Stack::start_with(&variables).await.unwrap();
     llm.then([
+        search(),
         Step::Text("draft".into()),
         Step::Tokens {
             first_token: Duration::from_secs(4),
             between: BETWEEN,
-            tokens: vec!["too ".into(), "late".into()],
+            tokens: tokens(&["too ", "late"]),
         },
     ]);
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let timed = timed_chat_stream(
         &stack.host.url,
         auth::ADMIN,
@@ -125,4 +210,40 @@ async fn the_deadline_cuts_a_summariser_call_waiting_for_its_first_token() {
             .iter()
             .any(|e| e["type"] == "content" && e["content"] == "late")
     );
+}
+
+/// The same for a direct answer: its own LLM call, still waiting for the first token, is
+/// cut at the deadline.
+#[tokio::test]
+async fn the_deadline_cuts_a_direct_answer_waiting_for_its_first_token() {
+    let llm = StreamingLlm::start().await.unwrap();
+    let mut variables = llm.variables();
+    variables.push(("agent_turn_deadline_ms", "800".to_string()));
+    let stack = Stack::start_with(&variables).await.unwrap();
+    llm.then([Step::Tokens {
+        first_token: Duration::from_secs(4),
+        between: BETWEEN,
+        tokens: tokens(&["too ", "late"]),
+    }]);
+    let started = Instant::now();
+    let timed = timed_chat_stream(
+        &stack.host.url,
+        auth::ADMIN,
+        &json!({"message": "hello", "routing_mode": "rule"}),
+    )
+    .await
+    .unwrap();
+    let events: Vec<Value> = timed.iter().map(|(_, e)| e.clone()).collect();
+    events::check_stream(&events);
+    let (at, error) = timed
+        .iter()
+        .find(|(_, e)| e["type"] == "error")
+        .expect("an error event");
+    assert_eq!(error["code"], "turn_deadline_exceeded", "{error}");
+    let after = at.duration_since(started);
+    eprintln!(
+        "deadline 800 ms, direct answer: the stream's error came {after:?} after the request"
+    );
+    assert!(after < Duration::from_millis(1500), "{after:?}");
+    assert!(!events.iter().any(|e| e["type"] == "content"));
 }

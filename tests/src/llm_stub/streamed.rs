@@ -21,6 +21,8 @@ use tokio::sync::mpsc;
 pub enum Step {
     /// A whole (non-streamed) completion saying this.
     Text(String),
+    /// A whole completion calling these tools: (name, arguments).
+    Tools(Vec<(String, Value)>),
     /// These tokens as a stream: the first after `first_token`, then one every `between`.
     Tokens {
         first_token: Duration,
@@ -166,6 +168,17 @@ async fn answer(
                 200,
                 json!({"id": "r", "object": "chat.completion", "model": "stub",
                 "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}),
+            ));
+        }
+        Some(Step::Tools(calls)) => {
+            return Ok(whole(
+                200,
+                json!({"id": "r", "object": "chat.completion", "model": "stub",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+                    "tool_calls": calls.iter().enumerate().map(|(i, (name, args))| json!({
+                        "id": format!("call-{i}"), "type": "function",
+                        "function": {"name": name, "arguments": args.to_string()}})).collect::<Vec<_>>()}}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}),
             ));
         }

@@ -7,8 +7,8 @@
 
 use super::sink::{HEARTBEAT, Link};
 use kg_agent_core::react::Model;
-use kg_agent_core::turn::ports::AgentModel;
-use kg_spin::{send_async, within};
+use kg_agent_core::turn::ports::{AgentModel, ModelPoll, ModelStream};
+use kg_spin::{LlmStream, Pulled, SpinLlmTransport, send_async, within};
 use llm_client::{
     ChatRequest, ChatResponse, HttpRequest, HttpResponse, LlmClient, LlmError, LlmTransport,
     Transport, TransportError, TransportErrorKind,
@@ -146,5 +146,27 @@ impl AgentModel for LlmModel {
     fn endpoint(&self) -> Option<(String, String)> {
         let config = self.client.as_ref().ok()?.config();
         Some((config.base_url.clone(), config.model.clone()))
+    }
+    /// kg-spin's `LlmStream` (the summariser's): the same retries before the first byte,
+    /// the same per-call deadline and errors. It needs no heartbeat transport: the turn
+    /// pulls it in short waits and looks at its client and deadline between pulls.
+    fn start_stream(&mut self, request: &ChatRequest) -> Result<Box<dyn ModelStream>, LlmError> {
+        let config = self.client.as_ref().map_err(Clone::clone)?.config().clone();
+        let client = LlmClient::new(config, SpinLlmTransport);
+        Ok(Box::new(Streamed(LlmStream::start(client, request))))
+    }
+}
+
+/// A direct answer being streamed (dropping it abandons the call).
+struct Streamed(LlmStream);
+
+impl ModelStream for Streamed {
+    fn next(&mut self, wait_ms: u32) -> Result<ModelPoll, LlmError> {
+        let pulled = self.0.next(Duration::from_millis(u64::from(wait_ms)));
+        Ok(match pulled {
+            Pulled::Text(text) => ModelPoll::Delta(text),
+            Pulled::Pending => ModelPoll::Pending,
+            Pulled::Done(result) => ModelPoll::Finished(result?),
+        })
     }
 }

@@ -1,13 +1,15 @@
 //! The turn's final answer: the summariser writes it from the evidence (or from a batch's
-//! report), streamed as `content` events when the client reads a stream.
+//! report), or the LLM answers directly (small talk, or a ReAct step that needed no tool);
+//! streamed as `content` events when the client reads a stream.
 
-use super::ports::Ports;
-use super::{TurnResult, check_listening, stopped};
+use super::ports::{ModelPoll, Ports};
+use super::{TurnResult, check_listening, llm_api_error, stopped};
 use crate::events::Event;
 use crate::react::Gathered;
 use kg_http::ApiError;
 use kg_wit::kg::summariser::summariser::{self, Answer, Evidence, StreamPoll, SummaryRequest};
 use kg_wit::types::{BatchSummary, Message as WitMessage};
+use llm_client::{ChatRequest, ChatResponse};
 use serde_json::json;
 
 /// How long one pull of the answer stream waits for text. Short, because between pulls
@@ -69,6 +71,95 @@ fn stream_answer(request: &SummaryRequest, p: &mut Ports) -> Option<Result<Answe
             Err(e) => return Some(Err(Cut::Failed(e))),
         }
     }
+}
+
+/// How long one pull of a direct answer's stream waits. The stream is the dispatcher's
+/// own LLM call (no component call per pull), so pulls are cheap and as short as the
+/// check for a departed client while an LLM call is pending.
+const MODEL_STREAM_WAIT_MS: u32 = 20;
+
+/// The LLM answers `request` itself (no tools, no summariser): streamed as `content`
+/// events when the client reads a stream, else (or when the stream cannot start) one
+/// whole completion. Records the answer, its usage and the model that wrote it.
+pub fn answer_directly(
+    request: &ChatRequest,
+    p: &mut Ports,
+    result: &mut TurnResult,
+) -> Result<(), ApiError> {
+    check_listening(p)?;
+    let streamed = if p.sink.streaming() {
+        stream_reply(request, p)
+    } else {
+        None
+    };
+    let response = match streamed {
+        Some(outcome) => outcome?,
+        None => {
+            let response = match p.model.complete(request) {
+                Ok(response) => response,
+                Err(_) if p.sink.gone() => return Err(stopped(p)),
+                Err(e) => return Err(llm_api_error(&e, p.model.endpoint())),
+            };
+            p.sink.emit(Event::ContentStart);
+            p.sink.emit(Event::Content(response.content.clone()));
+            response
+        }
+    };
+    if let Some(u) = response.usage {
+        result.prompt_tokens += u.prompt_tokens;
+        result.completion_tokens += u.completion_tokens;
+    }
+    result.model_used = Some(
+        response
+            .model
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| p.model.used()),
+    );
+    result.answer = response.content;
+    Ok(())
+}
+
+/// Pulls the LLM's own answer stream, each delta a `content` event (`content_start`
+/// before the first, so an LLM that fails before writing anything leaves no empty answer
+/// behind). `None` when the stream could not start. The turn looks between pulls whether
+/// the client left or the deadline passed; dropping the stream abandons the call. A
+/// failure is the LLM's error (its retries happened before the first byte): the call is
+/// not sent again.
+fn stream_reply(request: &ChatRequest, p: &mut Ports) -> Option<Result<ChatResponse, ApiError>> {
+    let mut stream = p.model.start_stream(request).ok()?;
+    let mut started = false;
+    loop {
+        if p.sink.gone() {
+            return Some(Err(stopped(p)));
+        }
+        match stream.next(MODEL_STREAM_WAIT_MS) {
+            Ok(ModelPoll::Delta(text)) => {
+                if !started {
+                    p.sink.emit(Event::ContentStart);
+                    started = true;
+                }
+                p.sink.emit(Event::Content(text));
+            }
+            Ok(ModelPoll::Pending) => p.sink.heartbeat(),
+            Ok(ModelPoll::Finished(response)) => {
+                if !started {
+                    p.sink.emit(Event::ContentStart);
+                    p.sink.emit(Event::Content(response.content.clone()));
+                }
+                return Some(Ok(response));
+            }
+            Err(_) if p.sink.gone() => return Some(Err(stopped(p))),
+            Err(e) => return Some(Err(llm_api_error(&e, p.model.endpoint()))),
+        }
+    }
+}
+
+/// The ReAct loop's own answer, given whole (the step's response was complete before it
+/// could be told from a preface to tool calls; see docs/agent.md).
+pub fn give_draft(draft: &str, p: &mut Ports, result: &mut TurnResult) {
+    result.answer = draft.to_string();
+    p.sink.emit(Event::ContentStart);
+    p.sink.emit(Event::Content(result.answer.clone()));
 }
 
 /// What the answer is written from.

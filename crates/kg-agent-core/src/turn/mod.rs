@@ -419,20 +419,8 @@ fn converse(
             // A direct answer is one step: its LLM call nests under the step's span.
             let step_span =
                 crate::telemetry::step_span(1, crate::telemetry::answer_prompt(lang).as_ref());
-            let response = match p.model.complete(&ChatRequest::new(messages)) {
-                Ok(response) => response,
-                Err(_) if p.sink.gone() => return Err(stopped(p)),
-                Err(e) => return Err(llm_api_error(&e, p.model.endpoint())),
-            };
+            answer::answer_directly(&ChatRequest::new(messages), p, &mut result)?;
             drop(step_span);
-            if let Some(u) = response.usage {
-                result.prompt_tokens += u.prompt_tokens;
-                result.completion_tokens += u.completion_tokens;
-            }
-            result.model_used = Some(p.model.used());
-            result.answer = response.content;
-            p.sink.emit(Event::ContentStart);
-            p.sink.emit(Event::Content(result.answer.clone()));
         }
         _ => {
             // Only callers who may act are offered the action tools at all.
@@ -477,6 +465,15 @@ fn converse(
             check_listening(p)?;
             if let Some(plan) = p.tools.take_plan() {
                 act::plan_action(&conversation, &question, plan, actor, p, &mut result)?;
+            } else if let Some(draft) = outcome
+                .answer
+                .as_deref()
+                .filter(|d| outcome.gathered.is_empty() && !d.trim().is_empty())
+            {
+                // The LLM answered without needing a tool: nothing to ground or cite, so
+                // its answer is the answer — one LLM round trip, not a second (summariser)
+                // call before the first token.
+                answer::give_draft(draft, p, &mut result);
             } else {
                 let note = outcome.limit_reached.then(|| format!("The step limit ({}) was reached; answer from what was gathered and say so.", settings.max_steps));
                 let mut evidence = answer::evidence_of(&outcome.gathered);

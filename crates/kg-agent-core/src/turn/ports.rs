@@ -14,7 +14,7 @@ use kg_wit::kg::action_executor::action_executor::{
 use kg_wit::kg::router::router::{RouteDecision, RouteRequest};
 use kg_wit::kg::summariser::summariser::{Answer, StreamPoll, SummaryRequest};
 use kg_wit::types::{Caller, Error};
-use llm_client::{LlmError, ToolSpec};
+use llm_client::{ChatRequest, ChatResponse, LlmError, ToolSpec};
 use std::collections::HashMap;
 
 /// Why a turn stopped starting work.
@@ -68,6 +68,26 @@ pub trait AgentModel: Model {
     fn used(&self) -> String;
     /// The configured endpoint and model (never the key), when configured.
     fn endpoint(&self) -> Option<(String, String)>;
+    /// Sends `request` (no tools: its text is the answer) streamed, to be pulled a piece
+    /// at a time. `Err` when the stream cannot start: the caller falls back to
+    /// [`Model::complete`]. A failure once it started (after its retries) comes from a pull.
+    fn start_stream(&mut self, request: &ChatRequest) -> Result<Box<dyn ModelStream>, LlmError>;
+}
+
+/// What one pull of a streamed LLM answer found.
+#[derive(Debug)]
+pub enum ModelPoll {
+    /// Text that arrived since the previous pull.
+    Delta(String),
+    /// Nothing within the wait.
+    Pending,
+    /// The call is over: the whole response (its text was all handed out as deltas).
+    Finished(ChatResponse),
+}
+
+/// An LLM answer being streamed, pulled a piece at a time; dropping it abandons the call.
+pub trait ModelStream {
+    fn next(&mut self, wait_ms: u32) -> Result<ModelPoll, LlmError>;
 }
 
 /// Which tools the LLM is offered.

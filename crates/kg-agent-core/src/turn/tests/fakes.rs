@@ -6,7 +6,7 @@ use crate::memory::tests::MemKv;
 use crate::react::{Model, Observation, ToolRunner};
 use crate::turn::ports::{
     Actor, AgentModel, AgentTools, AnswerStream, Batch, Bookmarks, Clock, DeadlineClock, EventSink,
-    Executor, Ports, Router, Summariser, Toolset,
+    Executor, ModelPoll, ModelStream, Ports, Router, Summariser, Toolset,
 };
 use kg_wit::kg::action_executor::action_executor::{
     ApprovalInfo, BatchPoll, ExecutionRequest, PlanDecision, PlanRequest,
@@ -95,6 +95,12 @@ pub struct FakeModel {
     pub time: Time,
     /// The turn's deadline passed (a fake clock at or past this): no call may start.
     pub stop_at_ms: Option<u64>,
+    /// `start_stream` works (else it fails to start, and the turn falls back).
+    pub streams: bool,
+    /// How long each pull of a stream takes on the fake clock.
+    pub pull_ms: u64,
+    /// Pulls of every stream so far.
+    pub pulls: Rc<Cell<u32>>,
 }
 
 impl FakeModel {
@@ -108,7 +114,39 @@ impl FakeModel {
             call_ms: 0,
             time: time.clone(),
             stop_at_ms: None,
+            streams: true,
+            pull_ms: 0,
+            pulls: Rc::default(),
         }
+    }
+}
+
+/// A scripted answer stream: the polls in order, each pull taking `pull_ms`.
+struct FakeStream {
+    polls: VecDeque<Result<ModelPoll, LlmError>>,
+    gone: Gone,
+    time: Time,
+    pull_ms: u64,
+    pulls: Rc<Cell<u32>>,
+    stop_at_ms: Option<u64>,
+}
+
+impl ModelStream for FakeStream {
+    fn next(&mut self, _wait_ms: u32) -> Result<ModelPoll, LlmError> {
+        // A pull drives the call: none may happen once the turn must stop.
+        assert!(
+            !self.gone.get(),
+            "an answer stream was pulled after the client left"
+        );
+        assert!(
+            self.stop_at_ms.is_none_or(|end| self.time.get() < end),
+            "an answer stream was pulled after the turn's deadline"
+        );
+        spend(&self.time, self.pull_ms);
+        self.pulls.set(self.pulls.get() + 1);
+        self.polls
+            .pop_front()
+            .unwrap_or_else(|| Err(LlmError::BadResponse("pulled past the end".into())))
     }
 }
 
@@ -181,6 +219,36 @@ impl AgentModel for FakeModel {
     }
     fn endpoint(&self) -> Option<(String, String)> {
         Some(("http://llm.test/v1".into(), "fake-model".into()))
+    }
+    /// The next scripted answer, word by word with a quiet pull before each word (or a
+    /// quiet pull, then the scripted failure).
+    fn start_stream(&mut self, request: &ChatRequest) -> Result<Box<dyn ModelStream>, LlmError> {
+        if !self.streams {
+            return Err(LlmError::NotConfigured("no streaming here".into()));
+        }
+        let mut polls = VecDeque::new();
+        match self.complete(request) {
+            Ok(mut response) => {
+                for word in response.content.split_inclusive(' ') {
+                    polls.push_back(Ok(ModelPoll::Pending));
+                    polls.push_back(Ok(ModelPoll::Delta(word.to_string())));
+                }
+                response.model = Some("fake-model-streamed".into());
+                polls.push_back(Ok(ModelPoll::Finished(response)));
+            }
+            Err(e) => {
+                polls.push_back(Ok(ModelPoll::Pending));
+                polls.push_back(Err(e));
+            }
+        }
+        Ok(Box::new(FakeStream {
+            polls,
+            gone: self.gone.clone(),
+            time: self.time.clone(),
+            pull_ms: self.pull_ms,
+            pulls: self.pulls.clone(),
+            stop_at_ms: self.stop_at_ms,
+        }))
     }
 }
 

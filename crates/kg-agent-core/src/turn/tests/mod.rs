@@ -3,6 +3,7 @@
 //! cancellation; and property tests over random scripts (seed 002 properties 5, 8–10).
 
 mod detached;
+mod direct;
 mod fakes;
 mod out_of_time;
 mod properties;
@@ -64,7 +65,7 @@ fn payment_script(ids: &[String]) -> Vec<Say> {
     ]
 }
 
-fn last_turn(world: &World, conversation: &str) -> memory::Turn {
+pub fn last_turn(world: &World, conversation: &str) -> memory::Turn {
     memory::load(&world.kv, conversation)
         .unwrap()
         .turns
@@ -346,7 +347,7 @@ fn a_client_that_leaves_during_a_batch_lets_the_chunk_finish_and_starts_no_more(
     );
 }
 
-fn world_conversation(world: &World) -> String {
+pub fn world_conversation(world: &World) -> String {
     match &world.sink.events[0] {
         Event::ConversationId(id) => id.clone(),
         other => panic!("{other:?}"),
