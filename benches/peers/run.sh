@@ -21,6 +21,8 @@
 #
 # --short     20 turns each (and 5 of warm-up): checks that it runs, numbers are rough.
 # --no-setup  skip scripts/setup.sh (devgraph, devhost and the components are built).
+# KG_E2E_MANIFEST=/path/to/spin.toml serves another build of ours (e.g. a worktree of a
+# commit, its components built there), as for every e2e run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -29,7 +31,7 @@ for arg in "$@"; do
   case "$arg" in
     --short) short=1 ;;
     --no-setup) setup=0 ;;
-    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "peers: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
