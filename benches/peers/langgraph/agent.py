@@ -25,7 +25,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from graph_client import GraphClient, Schema
 from tools import query_tools
 
-# Our prompts (prompts/en/react.txt and summariser.txt), so the requests are the same size.
+# Our prompts (prompts/en/react.txt and summariser.txt), so the requests are about the same size.
 REACT_PROMPT = (
     "You are kg-agent. You answer over a Neo4j knowledge graph of procurement data (Supplier, "
     "Product, PurchaseOrder, LineItem, Invoice, Payment, Account) using the tools; never invent "
@@ -34,6 +34,14 @@ REACT_PROMPT = (
     "describe_class; use run_read_cypher only when no other tool fits. Call several tools in one step "
     "when they are independent. When you have enough, answer briefly in the user's language and name "
     "the entity ids you used."
+)
+# prompts/en/react_action.txt, added for action turns; those would also bind the action
+# tools, which this graph leaves out: the benchmark's turns are queries.
+REACT_ACTION_PROMPT = REACT_PROMPT + "\n\n" + (
+    "The user wants to change entities. Find every target entity with the query tools (e.g. all orders of a "
+    "supplier), check the action with list_available_actions / get_action_details, then call "
+    "propose_action_plan exactly once with all target ids and the parameters. Do not filter targets by "
+    "preconditions: the executor checks each one and reports failures."
 )
 SUMMARISER_PROMPT = (
     "You are the answering step of an assistant over a procurement knowledge graph and its documents. "
@@ -90,7 +98,8 @@ def build_graph(llm_base_url: str, llm_http: Any, summarise_always: bool, max_st
         steps = sum(1 for m in state["messages"] if isinstance(m, AIMessage) and m.tool_calls)
         write = get_stream_writer()
         write({"event": "thinking", "data": {"step": steps + 1}})
-        reply = await agent_llm.ainvoke([SystemMessage(REACT_PROMPT), *state["messages"]])
+        prompt = REACT_ACTION_PROMPT if state["user_intent"] == "action" else REACT_PROMPT
+        reply = await agent_llm.ainvoke([SystemMessage(prompt), *state["messages"]])
         if steps >= max_steps and reply.tool_calls:
             # Out of steps: answer with what is there (our loop's step limit).
             reply = AIMessage(content=reply.content or "")
@@ -130,9 +139,8 @@ def build_graph(llm_base_url: str, llm_http: Any, summarise_always: bool, max_st
     workflow.add_node("tools", ToolNode(tools))
     workflow.add_node("summariser", summariser)
     workflow.add_edge(START, "router")
-    workflow.add_conditional_edges(
-        "router", lambda s: s["user_intent"], {"query": "agent", "action": "agent", "answer": "agent"}
-    )
+    # Every intent goes through the one ReAct loop (as ours does); the intent picks its prompt.
+    workflow.add_edge("router", "agent")
     workflow.add_node("direct_answer", direct_answer)
     workflow.add_conditional_edges(
         "agent", after_agent, {"tools": "tools", "summariser": "summariser", "direct_answer": "direct_answer"}
