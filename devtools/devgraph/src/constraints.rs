@@ -114,6 +114,19 @@ fn words(statement: &str) -> Vec<String> {
     out
 }
 
+/// Whether the statement's first word (its leading letters, digits and `_`) is one of
+/// `keywords` (upper case), in any case. Every first word [`words`] or
+/// `indexes::tokens` can split off starts with that run, so a statement this refuses is
+/// one they would not match either.
+pub fn starts_with_any(statement: &str, keywords: &[&str]) -> bool {
+    let text = statement.trim_start();
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(text.len());
+    let first = &text[..end];
+    keywords.iter().any(|k| first.eq_ignore_ascii_case(k))
+}
+
 fn name(word: &str) -> String {
     word.strip_prefix('`')
         .and_then(|w| w.strip_suffix('`'))
@@ -237,6 +250,11 @@ fn create_index(w: &[String]) -> Option<crate::schema_rules::CreateIndex> {
 /// The constraint DDL `statement` is, if it is one.
 pub fn parse(statement: &str) -> Result<Option<Ddl>, Neo4jError> {
     let trimmed = statement.trim();
+    // Every statement passes here; only DDL starts with one of these words. Splitting the
+    // whole text into words first cost a large write statement a sixth of its planning.
+    if !starts_with_any(trimmed, &["SHOW", "CREATE", "DROP"]) {
+        return Ok(None);
+    }
     let w = words(trimmed);
     let upper: Vec<String> = w.iter().take(4).map(|s| s.to_ascii_uppercase()).collect();
     let first = upper.first().map(String::as_str);
@@ -774,6 +792,26 @@ mod tests {
         assert_eq!(parse("MATCH (n) RETURN n").unwrap(), None);
         assert_eq!(parse("CREATE (n:Constraint)").unwrap(), None);
         assert!(parse("CREATE CONSTRAINT x FOR (n:L) REQUIRE n.p IS NOT NULL").is_err());
+    }
+
+    #[test]
+    fn only_a_ddl_first_word_is_parsed_further() {
+        let ddl = ["SHOW", "CREATE", "DROP"];
+        assert!(starts_with_any("  \n create(n)", &ddl));
+        assert!(starts_with_any("Show constraints", &ddl));
+        assert!(!starts_with_any("CREATED (n)", &ddl));
+        assert!(!starts_with_any("UNWIND $x AS x CREATE CONSTRAINT", &ddl));
+        assert!(!starts_with_any("`CREATE`", &ddl));
+        assert!(!starts_with_any("", &ddl));
+        // A data statement that only contains DDL words later is not DDL.
+        assert_eq!(
+            parse("UNWIND [1] AS x CREATE CONSTRAINT c FOR (n:L) REQUIRE n.p IS UNIQUE").unwrap(),
+            None
+        );
+        assert!(matches!(
+            parse("\tcreate constraint c for (n:L) require n.p is unique"),
+            Ok(Some(Ddl::Create { .. }))
+        ));
     }
 
     #[test]
