@@ -2,6 +2,7 @@
 //! (JSON, or SSE progress for a batch), the action log and undo.
 
 use crate::identity::Principal;
+use kg_agent_core::turn::ports::EventSink;
 use kg_http::ApiError;
 use kg_http::actions::{
     action_spec_json, action_summary_json, execute_body, log_page_json, outcome_json,
@@ -14,7 +15,7 @@ use kg_wit::kg::action_executor::action_executor::{
     self as executor, BatchPoll, BatchRun, ExecutionRequest, PlanRequest,
 };
 use serde_json::{Value, json};
-use spin_sdk::http::{OutgoingResponse, ResponseOutparam};
+use spin_sdk::http::ResponseOutparam;
 use spin_sdk::http::{Request, Response};
 
 /// How often an idle stream gets a heartbeat comment (DESIGN.md §3).
@@ -146,26 +147,14 @@ pub async fn stream(
     extra: &[(String, String)],
     out: ResponseOutparam,
 ) {
-    use futures::SinkExt;
-    let Ok(headers) = crate::headers::sse_fields(extra) else {
+    let Some(mut sink) = crate::sse::open(extra, out) else {
         return;
     };
-    let response = OutgoingResponse::new(headers);
-    let mut body = response.take_body();
-    out.set(response);
-
     let total = run.total();
-    if body
-        .send(sse::event(
-            "action_plan",
-            request_plan_json(&execution, total),
-        ))
-        .await
-        .is_err()
-    {
-        run.cancel();
-        return;
-    }
+    sink.raw(&sse::event(
+        "action_plan",
+        request_plan_json(&execution, total),
+    ));
     let mut completed = 0u32;
     // The batch's pulls (its chunks) nest under one span; its start, made before the
     // stream opened, is the span's sibling.
@@ -175,6 +164,11 @@ pub async fn stream(
         execution.entity_ids.len(),
     );
     loop {
+        if sink.gone() {
+            // The client went away: start nothing more.
+            run.cancel();
+            return;
+        }
         let frames: Vec<Vec<u8>> = match crate::causal::executor(|| run.next(HEARTBEAT_MS)) {
             Ok(BatchPoll::Pending) => vec![sse::comment("heartbeat")],
             Ok(BatchPoll::Progress(outcomes)) => outcomes
@@ -200,30 +194,22 @@ pub async fn stream(
             Ok(BatchPoll::Finished(summary)) => {
                 kg_agent_core::telemetry::batch_finished(&mut span, &summary);
                 drop(span);
-                let _ = body
-                    .send(sse::event(
-                        "action_complete",
-                        json!({"results": summary_json(&summary)}),
-                    ))
-                    .await;
-                let _ = body.send(sse::event("done", json!({}))).await;
+                let results = json!({"results": summary_json(&summary)});
+                sink.raw(&sse::event("action_complete", results));
+                sink.raw(&sse::event("done", json!({})));
                 return;
             }
             Err(e) => {
                 let error = ApiError::from(e);
                 span.fail(&error.code, &error.message);
                 drop(span);
-                let _ = body.send(sse::event("error", error.to_json())).await;
-                let _ = body.send(sse::event("done", json!({}))).await;
+                sink.raw(&sse::event("error", error.to_json()));
+                sink.raw(&sse::event("done", json!({})));
                 return;
             }
         };
         for frame in frames {
-            if body.send(frame).await.is_err() {
-                // The client went away: start nothing more.
-                run.cancel();
-                return;
-            }
+            sink.raw(&frame);
         }
     }
 }

@@ -1,15 +1,13 @@
 //! `GET /health`: asks every dependency component for its status over WIT and round-trips
 //! the key-value store under a key of its own (see `kg_http::health::kv_round_trip`).
 
-use kg_http::health::{KvHealth, KvStore, catalog_version, kv_round_trip, report};
+use crate::kv::{STORE, SpinKv};
+use kg_http::health::{KvHealth, catalog_version, kv_round_trip, report};
 use kg_wit::kg::{
     action_executor::action_executor, query_tools::query_tools, retriever::retriever,
     router::router, summariser::summariser,
 };
 use spin_sdk::http::Response;
-use spin_sdk::key_value::Store;
-
-const STORE: &str = "default";
 
 pub fn handle() -> Response {
     let components = [
@@ -29,33 +27,19 @@ pub fn handle() -> Response {
     crate::json_response(status, &body)
 }
 
-pub(crate) struct SpinStore(pub(crate) Store);
-
-impl KvStore for SpinStore {
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
-        self.0.get(key).map_err(|e| e.to_string())
-    }
-    fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
-        self.0.set(key, value).map_err(|e| e.to_string())
-    }
-    fn delete(&self, key: &str) -> Result<(), String> {
-        self.0.delete(key).map_err(|e| e.to_string())
-    }
-}
-
 /// Opens the store and runs one round trip under a key unique to this check (time plus
 /// 64 random bits), so concurrent checks never read each other's values.
 pub(crate) fn kv_check() -> KvHealth {
-    match Store::open(STORE) {
+    match SpinKv::open() {
         Ok(store) => kv_round_trip(
-            &SpinStore(store),
+            &store,
             STORE,
             &kg_spin::clock::unique_suffix(),
             now_unix_ms(),
         ),
         Err(e) => KvHealth::Failed {
             store: STORE.into(),
-            reason: format!("open: {e}"),
+            reason: e,
         },
     }
 }

@@ -9,9 +9,11 @@ mod documents;
 mod headers;
 mod health;
 mod identity;
+mod kv;
 mod limits;
 mod prompts;
 mod readiness;
+mod sse;
 mod telemetry;
 mod tools;
 

@@ -3,13 +3,12 @@
 //! hammer a paid API) and the store itself (a round trip), each timed. The dispatcher
 //! reaches the graph and the LLM itself: both origins are on its allowed_outbound_hosts.
 
-use crate::health::{SpinStore, kv_check, now_unix_ms};
+use crate::health::{kv_check, now_unix_ms};
 use kg_http::health::{KvHealth, KvStore};
 use kg_http::readiness::{
     DEFAULT_LLM_CACHE_MS, DependencyCheck, LLM_PROBE_KEY, LlmProbeRecord, Readiness, redact,
 };
 use spin_sdk::http::Response;
-use spin_sdk::key_value::Store;
 
 pub fn handle() -> Response {
     let (status, body) = check().report();
@@ -58,7 +57,7 @@ pub fn llm() -> DependencyCheck {
     };
     let ttl_ms = kg_spin::number_variable("health_llm_cache_s", DEFAULT_LLM_CACHE_MS / 1000)
         .saturating_mul(1000);
-    let store = Store::open("default").ok().map(SpinStore);
+    let store = crate::kv::SpinKv::open().ok();
     let now = now_unix_ms();
     if let Some(store) = &store
         && let Ok(Some(bytes)) = store.get(LLM_PROBE_KEY)

@@ -180,35 +180,6 @@ pub fn component_call_described<T: Outcome>(
     answer
 }
 
-/// The span of one tool call of the agent (GenAI `execute_tool`); its arguments only with
-/// content capture on.
-pub fn tool_span(call: &llm_client::ToolCall) -> ActiveSpan {
-    let mut span = kg_telemetry::span("execute_tool", SpanKind::Internal);
-    if span.is_recording() {
-        span.rename(&format!("execute_tool {}", call.name));
-        span.set(attr::GEN_AI_OPERATION_NAME, "execute_tool");
-        span.set(attr::GEN_AI_TOOL_NAME, call.name.as_str());
-        span.set(attr::GEN_AI_TOOL_CALL_ID, call.id.as_str());
-        if kg_telemetry::capture_content() {
-            span.set(attr::GEN_AI_TOOL_CALL_ARGUMENTS, call.arguments.as_str());
-        }
-    }
-    span
-}
-
-/// A failed tool call is an error span; its message is the observation's summary only
-/// with content capture on (it may quote the user's data).
-pub fn tool_outcome(span: &mut ActiveSpan, observation: &kg_agent_core::react::Observation) {
-    if !observation.ok {
-        let message = if kg_telemetry::capture_content() {
-            observation.summary.as_str()
-        } else {
-            "the tool call failed"
-        };
-        span.fail("tool_error", message);
-    }
-}
-
 /// What a component answered, as far as its span cares: the WIT error, if any.
 pub trait Outcome {
     fn error(&self) -> Option<&kg_wit::types::Error>;

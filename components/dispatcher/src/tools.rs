@@ -1,8 +1,8 @@
 //! `GET /tools` and `POST /tools/{name}` over the query-tools component.
 
+use kg_agent_core::toolbox::parse_json;
 use kg_http::ApiError;
 use kg_wit::kg::{action_executor::action_executor, query_tools::query_tools};
-use kg_wit::types::ErrorCode;
 use serde_json::{Value, json};
 use spin_sdk::http::Response;
 
@@ -43,36 +43,10 @@ pub fn call(name: &str, body: &[u8]) -> Result<Response, ApiError> {
     ))
 }
 
-/// Components hand JSON over WIT as text; a component that sends invalid JSON is a bug,
-/// reported as a string rather than dropped.
-fn parse_json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
-}
-
-/// `describe_class` answers `available_actions: null`: the catalog belongs to the
-/// action-executor, and components cannot call each other, so the dispatcher fills it in.
-pub fn with_actions(tool: &str, mut data: Value) -> Value {
-    if tool != "describe_class" {
-        return data;
-    }
-    let Some(class) = data
-        .get("class")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-    else {
-        return data;
-    };
-    data["available_actions"] = match action_executor::list_actions(Some(&class)) {
-        Ok(actions) => actions
-            .iter()
-            .map(kg_http::actions::action_summary_json)
-            .collect(),
-        // No action is declared on this type.
-        Err(e) if e.code == ErrorCode::NotFound => json!([]),
-        Err(e) => {
-            data["available_actions_error"] = json!(e.message);
-            Value::Null
-        }
-    };
-    data
+/// `describe_class`'s actions, filled in from the action-executor's catalog
+/// (`kg_agent_core::toolbox::with_actions`).
+fn with_actions(tool: &str, data: Value) -> Value {
+    kg_agent_core::toolbox::with_actions(tool, data, |class| {
+        action_executor::list_actions(Some(class))
+    })
 }

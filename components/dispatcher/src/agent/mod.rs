@@ -2,24 +2,26 @@
 //! seed-002 `/api/qa/query` shape, and conversation history.
 
 mod clock;
-mod kv;
 mod model;
 mod resume;
-mod sink;
 mod tools;
 mod wit;
 
 use crate::identity::Principal;
+use crate::kv;
+// The SSE wire, as `sink` to this module's children.
+use crate::sse as sink;
+use kg_agent_core::answers;
 use kg_agent_core::events::Event;
-use kg_agent_core::memory;
 use kg_agent_core::turn::deadline::Deadline;
 use kg_agent_core::turn::ports::{Actor, Collected, EventSink, Ports};
 use kg_agent_core::turn::{self, Settings, TurnResult};
 use kg_http::ApiError;
 use kg_http::chat::{approve_body, chat_body};
 use kg_identity::Permission;
-use serde_json::{Value, json};
-use sink::{Link, Recording, Streamed};
+use serde_json::Value;
+use sink::Link;
+use std::rc::Rc;
 
 pub use resume::{Resume, prepare as prepare_resume, stream as resume_stream};
 use spin_sdk::http::{Request, Response, ResponseOutparam};
@@ -60,7 +62,7 @@ fn with_ports<T>(
     let actor = actor(who);
     let kv = open_kv()?;
     let mut model = model::LlmModel::new(link, turn_end_ms);
-    let mut tools = tools::WitTools::new(actor.caller.clone(), actor.may_act);
+    let mut tools = tools::WitTools::new(tools::WitBackend, actor.caller.clone(), actor.may_act);
     let mut ports = Ports {
         kv: &kv,
         model: &mut model,
@@ -76,43 +78,8 @@ fn with_ports<T>(
 }
 
 fn answer_json(result: &TurnResult, events: &[Event], trace: bool, started: u64) -> Value {
-    let mut nodes = serde_json::Map::new();
-    let mut edges = serde_json::Map::new();
-    for e in events {
-        if let Event::GraphData(g) = e {
-            for n in g["nodes"].as_array().into_iter().flatten() {
-                nodes.insert(n["id"].to_string(), n.clone());
-            }
-            for x in g["edges"].as_array().into_iter().flatten() {
-                edges.insert(x["id"].to_string(), x.clone());
-            }
-        }
-    }
-    let graph = (!nodes.is_empty()).then(|| json!({"nodes": nodes.values().collect::<Vec<_>>(), "edges": edges.values().collect::<Vec<_>>()}));
-    let mut body = json!({
-        "conversation_id": result.conversation_id,
-        "answer": result.answer,
-        "route": result.route,
-        "sources": result.sources,
-        "graph_data": graph,
-        "actions": result.actions,
-        "approval": result.approval,
-        "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens},
-        "model_used": result.model_used,
-        "latency_ms": kg_spin::clock::monotonic_ms().saturating_sub(started),
-    });
-    if trace {
-        body["intermediate_steps"] = events
-            .iter()
-            .filter(|e| !matches!(e, Event::Content(_) | Event::ContentStart))
-            .map(|e| {
-                let (kind, mut data) = e.encode();
-                data["type"] = json!(kind);
-                data
-            })
-            .collect();
-    }
-    body
+    let latency_ms = kg_spin::clock::monotonic_ms().saturating_sub(started);
+    kg_agent_core::answers::turn_json(result, events, trace, latency_ms)
 }
 
 /// Counts a turn's LLM tokens against the subject's daily limit.
@@ -202,24 +169,13 @@ fn stream_with(
     let turn = kg_spin::clock::unique_id("t");
     let mut extra = extra.to_vec();
     extra.push(("x-turn-id".into(), turn.clone()));
-    let Some(mut sink) = Streamed::open(&extra, out) else {
+    let Some(mut sink) = crate::sse::open(&extra, out) else {
         return;
     };
     // After the first byte is out: the store's pruning must not delay it.
     if let Ok(kv) = kv::SpinKv::open() {
-        let recorder = kg_agent_core::replay::Recorder::start(
-            &kv,
-            &turn,
-            &who.caller.subject,
-            resume::now_ms(),
-            resume::retention_ms(),
-        );
-        sink.record(Recording { kv, recorder });
-        // Only a recorded turn can be resumed, so only it waits for a reader.
-        if let Ok(kv) = kv::SpinKv::open() {
-            let grace = kg_agent_core::attach::Watch::new(&turn, resume::grace_ms());
-            sink.watch(kv, grace);
-        }
+        let (retention, grace) = (resume::retention_ms(), resume::grace_ms());
+        sink.record(Rc::new(kv), &turn, &who.caller.subject, retention, grace);
     }
     let link = sink.link();
     match with_ports(who, &mut sink, Some(link), turn_end_ms, work) {
@@ -282,50 +238,16 @@ pub async fn stream(
 /// `GET /conversations`: the caller's own conversations (admins too: their own), newest
 /// first, with the question that started each and when it last changed.
 pub fn list_conversations(who: &Principal) -> Result<Response, ApiError> {
-    let kv = open_kv()?;
-    let listed = kg_agent_core::ownership::list_owned(&kv, &who.caller.subject)
-        .map_err(|e| ApiError::new(503, "unavailable", e))?;
-    Ok(crate::json_response(200, &json!({"conversations": listed})))
+    let listed = answers::list(&open_kv()?, &who.caller.subject)?;
+    Ok(crate::json_response(200, &listed))
 }
 
 pub fn get_conversation(id: &str, who: &Principal) -> Result<Response, ApiError> {
-    memory::check_id(id).map_err(ApiError::bad_request)?;
-    let kv = open_kv()?;
-    turn::authorize(&kv, id, &actor(who), false)?;
-    let conversation = memory::load(&kv, id).map_err(|e| ApiError::new(503, "unavailable", e))?;
-    if conversation.turns.is_empty() {
-        return Err(ApiError::new(
-            404,
-            "not_found",
-            format!("no conversation `{id}`"),
-        ));
-    }
-    let turns: Vec<Value> = conversation
-        .turns
-        .iter()
-        .map(|t| json!({"role": t.role, "content": t.content, "at": t.at, "route": t.route}))
-        .collect();
-    Ok(crate::json_response(
-        200,
-        &json!({"conversation_id": id, "turns": turns, "summary": conversation.summary}),
-    ))
+    let conversation = answers::conversation(&open_kv()?, id, &actor(who))?;
+    Ok(crate::json_response(200, &conversation))
 }
 
 pub fn delete_conversation(id: &str, who: &Principal) -> Result<Response, ApiError> {
-    memory::check_id(id).map_err(ApiError::bad_request)?;
-    let kv = open_kv()?;
-    turn::authorize(&kv, id, &actor(who), false)?;
-    let deleted = memory::delete(&kv, id).map_err(|e| ApiError::new(503, "unavailable", e))?;
-    kg_agent_core::ownership::forget(&kv, id).map_err(|e| ApiError::new(503, "unavailable", e))?;
-    if deleted == 0 {
-        return Err(ApiError::new(
-            404,
-            "not_found",
-            format!("no conversation `{id}`"),
-        ));
-    }
-    Ok(crate::json_response(
-        200,
-        &json!({"conversation_id": id, "deleted": true}),
-    ))
+    let deleted = answers::delete(&open_kv()?, id, &actor(who))?;
+    Ok(crate::json_response(200, &deleted))
 }

@@ -1,11 +1,8 @@
 //! The turn's ports bound to the other components over WIT (each graph call inside the
 //! request's bookmark chain, `crate::causal`; the router and summariser calls inside the
-//! request's trace, `crate::telemetry::component_call`), to the Spin clock, and to the
-//! chain itself.
+//! request's trace, `crate::telemetry::component_call`), and to the chain itself.
 
-use kg_agent_core::turn::ports::{
-    AnswerStream, Batch, Bookmarks, Clock, Executor, Router, Summariser,
-};
+use kg_agent_core::turn::ports::{AnswerStream, Batch, Bookmarks, Executor, Router, Summariser};
 use kg_agent_core::turn::{intent_name, mode_name};
 use kg_wit::kg::action_executor::action_executor::{
     self as executor, ApprovalInfo, BatchPoll, BatchRun, ExecutionRequest, PlanDecision,
@@ -101,20 +98,6 @@ impl Executor for WitExecutor {
     }
     fn reject_plan(&mut self, caller: &Caller, token: &str) -> Result<ApprovalInfo, Error> {
         crate::causal::executor(|| executor::reject_plan(caller, token))
-    }
-}
-
-pub struct SpinClock;
-
-impl Clock for SpinClock {
-    fn now(&self) -> String {
-        kg_spin::clock::now_rfc3339()
-    }
-    fn ordered_suffix(&self) -> String {
-        kg_spin::clock::ordered_suffix()
-    }
-    fn unique_id(&self, prefix: &str) -> String {
-        kg_spin::clock::unique_id(prefix)
     }
 }
 
