@@ -68,6 +68,11 @@ fi
 # Scripted alike: a turn without tools ends with the agent's reply (1 LLM call) or in the
 # summariser (2), whichever ours did.
 zero_calls=$(PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" benches/peers/compare.py --zero-step-llm-calls "$out/ours.txt")
+if [ "$zero_calls" != 1 ] && [ "$zero_calls" != 2 ]; then
+  cat "$out/ours.txt"
+  echo "peers: ours' 0-step turn made $zero_calls LLM calls (1 or 2 expected): request_profile's script and this build of ours disagree, nothing to compare" >&2
+  exit 1
+fi
 for mode in http in-process; do
   echo "peers: LangGraph $mode, $runs turns of each kind" >&2
   flag=()
