@@ -89,7 +89,7 @@ def main() -> None:
             for name, peer in (("behind FastAPI", http), ("in-process", local)):
                 if mine != round(peer["calls"][kind][what]):
                     alike = False
-                    print(f"NOT COMPARABLE: the {kind} turn made {mine} {what[:-2]} calls in ours, "
+                    print(f"NOT COMPARABLE: the {kind} turn made {mine} {"LLM" if what == "llm_n" else "graph"} calls in ours, "
                           f"{peer['calls'][kind][what]:.0f} in LangGraph {name} (is request_profile's script what ours consumes?)")
     if alike:
         zero, four = ours["calls"]["0-step"], ours["calls"]["4-step"]
@@ -99,6 +99,8 @@ def main() -> None:
     met = alike and 0 < ours["orchestration"] <= 0.3 and worst >= 20
     print(f"Target (issue #18): ours ≤ 0.3 ms per step and ≥ 20× below LangGraph: {ours['orchestration']:.3f} ms, "
           f"{worst:.1f}× the faster LangGraph — " + ("met" if met else "not met"))
+    if not alike:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
