@@ -89,7 +89,7 @@ def main() -> None:
             for name, peer in (("behind FastAPI", http), ("in-process", local)):
                 if mine != round(peer["calls"][kind][what]):
                     alike = False
-                    print(f"NOT COMPARABLE: the {kind} turn made {mine} {"LLM" if what == "llm_n" else "graph"} calls in ours, "
+                    print(f"NOT COMPARABLE: the {kind} turn made {mine} {'LLM' if what == 'llm_n' else 'graph'} calls in ours, "
                           f"{peer['calls'][kind][what]:.0f} in LangGraph {name} (is request_profile's script what ours consumes?)")
     if alike:
         zero, four = ours["calls"]["0-step"], ours["calls"]["4-step"]
