@@ -4,6 +4,8 @@
 //! on drop.
 
 pub mod auth;
+pub mod chat_client;
+pub mod cut_proxy;
 pub mod embedding_stub;
 pub mod events;
 mod host;
@@ -13,6 +15,7 @@ pub mod otlp;
 pub mod process;
 pub mod raw_http;
 pub mod redis;
+pub mod sse;
 
 pub use host::{AppHost, HostKind, KeyValue, check, decode, devhost_binary, spin_binary};
 use process::listening_url;

@@ -10,7 +10,10 @@
 
 use super::answer::{Synthesis, synthesise};
 use super::ports::{Actor, Ports, Stop};
-use super::{RouteMethod, TurnResult, check_listening, chinese, kv_error, remember, stopped};
+use super::{
+    CANCELLED_ROUTE, DEADLINE_ROUTE, RouteMethod, TurnResult, check_listening, chinese, kv_error,
+    remember, stopped,
+};
 use crate::approval::{self, ActionPlan, Pending};
 use crate::events::Event;
 use crate::memory;
@@ -166,17 +169,25 @@ fn execute_and_report(
     result.actions = Some(report);
     if let Some(stop) = p.sink.stop() {
         // What the batch applied is in the action log; the conversation says so too,
-        // without the LLM-written report (nobody would read it, or there is no time).
-        let why = match stop {
-            Stop::ClientGone => "Cancelled during the batch (the client disconnected)",
-            Stop::Deadline { .. } => "The turn's deadline passed during the batch",
+        // without the LLM-written report (nobody would read it, or there is no time),
+        // marked with why it stopped: an approval streamed outside a turn records nothing
+        // else.
+        let (why, route) = match stop {
+            Stop::ClientGone => (
+                "Cancelled during the batch (the client disconnected)",
+                CANCELLED_ROUTE,
+            ),
+            Stop::Deadline { .. } => (
+                "The turn's deadline passed during the batch",
+                DEADLINE_ROUTE,
+            ),
         };
         result.answer = format!(
             "{why}: {} of {} succeeded, {} failed or not started, {} unknown.",
             summary.succeeded, summary.total, summary.failed, summary.unknown
         );
         if let Some(conversation) = run.conversation {
-            remember(p, conversation, "assistant", &result.answer, None);
+            remember(p, conversation, "assistant", &result.answer, Some(route));
         }
         return Err(stopped(p));
     }
