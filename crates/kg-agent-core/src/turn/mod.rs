@@ -199,6 +199,13 @@ fn chinese(text: &str) -> bool {
     text.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
 }
 
+/// A turn without a conversation id begins a conversation under a new id, which has
+/// nothing stored yet: no turns, bookmarks or pending approval to read. (Reading the turns
+/// lists every key of the store, a cost that grows with the whole store.)
+fn begins_conversation(body: &ChatBody) -> bool {
+    body.conversation_id.is_none()
+}
+
 /// Runs one turn for `body`.
 pub fn turn(
     body: &ChatBody,
@@ -217,7 +224,11 @@ pub fn turn(
     // The turn's graph reads wait for the conversation's earlier writes (on a cluster, a
     // follower may not have applied them yet), and its own writes are remembered for the
     // next turn, whatever the turn's outcome.
-    let started = memory::load_bookmarks(p.kv, &conversation).map_err(kv_error)?;
+    let started = if begins_conversation(body) {
+        Vec::new()
+    } else {
+        memory::load_bookmarks(p.kv, &conversation).map_err(kv_error)?
+    };
     p.chain.resume(started.clone());
     let mut span = crate::telemetry::turn_span(&conversation);
     let (result, stop) = converse_bounded(conversation.clone(), body, settings, actor, p);
@@ -318,11 +329,16 @@ fn converse(
     p: &mut Ports,
 ) -> Result<TurnResult, ApiError> {
     p.sink.emit(Event::ConversationId(conversation.clone()));
-    let remembered = memory::load_window(p.kv, &conversation, RECENT_TURNS).map_err(kv_error)?;
+    let fresh = begins_conversation(body);
+    let remembered = if fresh {
+        memory::Window::default()
+    } else {
+        memory::load_window(p.kv, &conversation, RECENT_TURNS).map_err(kv_error)?
+    };
     let mut result = TurnResult::new(conversation.clone());
 
     // A reply to a pending approval question resumes or cancels the plan.
-    if let Some(token) = approval::pending_token(p.kv, &conversation).map_err(kv_error)? {
+    if !fresh && let Some(token) = approval::pending_token(p.kv, &conversation).map_err(kv_error)? {
         let reply = approval::classify_reply(&body.message);
         if reply != Reply::Other {
             remember(p, &conversation, "user", &body.message, Some("approval"));

@@ -5,6 +5,7 @@
 mod detached;
 mod direct;
 mod fakes;
+mod fresh;
 mod out_of_time;
 mod properties;
 
