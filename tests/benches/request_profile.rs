@@ -71,7 +71,11 @@ async fn run() -> anyhow::Result<()> {
                 )
             })
             .collect();
-        script.push(text("draft"));
+        // A ReAct step that calls no tool is the answer itself; after tool calls the
+        // summariser writes the answer from the evidence.
+        if steps > 0 {
+            script.push(text("draft"));
+        }
         script.push(text("There are 10 suppliers."));
         script
     };

@@ -20,6 +20,12 @@ use wasmtime_wasi_http::io::TokioIo;
 pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<()> {
     loop {
         let (stream, client) = listener.accept().await?;
+        // A response may leave in several writes (head, then body chunks as the
+        // component writes them); with Nagle's algorithm a write waits for the client's
+        // ACK of the previous one, which the client delays: milliseconds per response.
+        if let Err(e) = stream.set_nodelay(true) {
+            eprintln!("devhost: connection from {client}: TCP_NODELAY: {e}");
+        }
         let app = app.clone();
         tokio::task::spawn(async move {
             let service = hyper::service::service_fn(move |request| {
