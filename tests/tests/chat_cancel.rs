@@ -4,47 +4,41 @@
 //! has passed with no resume. Prints how long after the disconnect the cancellation was
 //! recorded.
 
+use kg_e2e::chat_client::{last_turn, resume, stream, turn_id};
 use kg_e2e::llm_stub::{Reply, ScriptedLlm, call, text};
+use kg_e2e::sse::{self, read_until};
 use kg_e2e::{Stack, auth};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-/// Reads the stream until `ready()` holds; returns what was read.
-async fn read_until(response: &mut reqwest::Response, ready: impl Fn() -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut seen = String::new();
-    while !ready() {
-        assert!(Instant::now() < deadline, "never ready; read: {seen}");
-        match tokio::time::timeout(Duration::from_millis(20), response.chunk()).await {
-            Ok(Ok(Some(bytes))) => seen.push_str(&String::from_utf8_lossy(&bytes)),
-            Ok(Ok(None)) => panic!("the stream ended early: {seen}"),
-            Ok(Err(e)) => panic!("the stream failed: {e}; read: {seen}"),
-            Err(_) => {}
-        }
-    }
-    seen
+fn question() -> Value {
+    json!({"message": "Which orders do ACME and BETA have?", "routing_mode": "rule"})
 }
 
-fn conversation_of(stream: &str) -> String {
-    stream
-        .split("\n\n")
-        .filter_map(|frame| frame.lines().find_map(|l| l.strip_prefix("data: ")))
-        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
-        .find(|e| e["type"] == "conversation_id")
-        .and_then(|e| e["id"].as_str().map(str::to_string))
-        .expect("a conversation_id event")
+/// A search, then a second reasoning step that takes `slow` (the client leaves while it is
+/// pending), then the draft and the answer.
+fn script(llm: &ScriptedLlm, slow: Duration) {
+    llm.then([
+        call("search_instances", json!({"search_term": "ACME"})),
+        Reply::Slow(
+            slow,
+            Box::new(call("search_instances", json!({"search_term": "BETA"}))),
+        ),
+        text("ACME and BETA."),
+        text("ACME and BETA are suppliers."),
+    ]);
+}
+
+async fn stack(llm: &ScriptedLlm, settings: &[(&str, String)]) -> Stack {
+    Stack::start_with(&[llm.variables(), settings.to_vec()].concat())
+        .await
+        .unwrap()
 }
 
 /// Polls the conversation until its last turn is the cancelled one; how long that took.
 async fn cancelled_after(stack: &Stack, conversation: &str, since: Instant) -> Duration {
     while since.elapsed() < Duration::from_secs(10) {
-        let (status, c) = stack
-            .host
-            .get(&format!("/conversations/{conversation}"))
-            .await
-            .unwrap();
-        let last = c["turns"].as_array().and_then(|t| t.last()).cloned();
-        if status == 200 && last.as_ref().is_some_and(|t| t["route"] == "cancelled") {
+        if last_turn(&stack.host, conversation).await["route"] == "cancelled" {
             return since.elapsed();
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
@@ -56,32 +50,15 @@ async fn cancelled_after(stack: &Stack, conversation: &str, since: Instant) -> D
 /// that no LLM request goes out after that and returns how long the cancellation took.
 async fn disconnect_during_an_llm_call(grace_ms: u64) -> Duration {
     let llm = ScriptedLlm::start().await;
-    llm.then([
-        call("search_instances", json!({"search_term": "ACME"})),
-        // The second reasoning step is slow: the client leaves while it is pending.
-        Reply::Slow(
-            Duration::from_secs(3),
-            Box::new(call("search_instances", json!({"search_term": "BETA"}))),
-        ),
-        text("ACME and BETA."),
-        text("ACME and BETA are suppliers."),
-    ]);
-    let mut variables = llm.variables();
-    variables.push(("chat_resume_grace_ms", grace_ms.to_string()));
-    let stack = Stack::start_with(&variables).await.unwrap();
-    let mut response = reqwest::Client::new()
-        .post(format!("{}/chat/stream", stack.host.url))
-        .bearer_auth(auth::ADMIN)
-        .body(
-            json!({"message": "Which orders do ACME and BETA have?", "routing_mode": "rule"})
-                .to_string(),
-        )
+    script(&llm, Duration::from_secs(3));
+    let stack = stack(&llm, &[("chat_resume_grace_ms", grace_ms.to_string())]).await;
+    let mut response = stream(&stack.host.url, auth::ADMIN, &question())
         .send()
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
-    let seen = read_until(&mut response, || llm.requests().len() >= 2).await;
-    let conversation = conversation_of(&seen);
+    let seen = read_until(&mut response, |_| llm.requests().len() >= 2).await;
+    let conversation = sse::conversation_of(&sse::events(&seen));
 
     drop(response);
     let left = Instant::now();
@@ -95,14 +72,9 @@ async fn disconnect_during_an_llm_call(grace_ms: u64) -> Duration {
         2,
         "an LLM request went out after the client disconnected"
     );
-    let (_, c) = stack
-        .host
-        .get(&format!("/conversations/{conversation}"))
-        .await
-        .unwrap();
-    let turns = c["turns"].as_array().unwrap();
-    assert_eq!(turns.last().unwrap()["route"], "cancelled", "{c}");
-    assert_eq!(turns.last().unwrap()["role"], "assistant", "{c}");
+    let last = last_turn(&stack.host, &conversation).await;
+    assert_eq!(last["route"], "cancelled", "{last}");
+    assert_eq!(last["role"], "assistant", "{last}");
     recorded
 }
 
@@ -126,42 +98,21 @@ async fn with_a_grace_period_and_no_resume_the_turn_stops_once_it_has_passed() {
 #[tokio::test]
 async fn a_resuming_reader_holds_the_turn_and_once_it_leaves_the_grace_runs_again() {
     let llm = ScriptedLlm::start().await;
-    llm.then([
-        call("search_instances", json!({"search_term": "ACME"})),
-        Reply::Slow(
-            Duration::from_secs(8),
-            Box::new(call("search_instances", json!({"search_term": "BETA"}))),
-        ),
-        text("ACME and BETA."),
-        text("ACME and BETA are suppliers."),
-    ]);
-    let mut variables = llm.variables();
-    variables.push(("chat_resume_grace_ms", "1000".to_string()));
-    let stack = Stack::start_with(&variables).await.unwrap();
-    let mut response = reqwest::Client::new()
-        .post(format!("{}/chat/stream", stack.host.url))
-        .bearer_auth(auth::ADMIN)
-        .body(
-            json!({"message": "Which orders do ACME and BETA have?", "routing_mode": "rule"})
-                .to_string(),
-        )
+    script(&llm, Duration::from_secs(8));
+    let stack = stack(&llm, &[("chat_resume_grace_ms", "1000".to_string())]).await;
+    let mut response = stream(&stack.host.url, auth::ADMIN, &question())
         .send()
         .await
         .unwrap();
-    let turn = response.headers()["x-turn-id"]
-        .to_str()
-        .unwrap()
-        .to_string();
-    let seen = read_until(&mut response, || llm.requests().len() >= 2).await;
-    let conversation = conversation_of(&seen);
+    let turn = turn_id(&response);
+    let seen = read_until(&mut response, |_| llm.requests().len() >= 2).await;
+    let conversation = sse::conversation_of(&sse::events(&seen));
     drop(response);
     let cut = Instant::now();
 
     // A reader resumes within the grace and stays past it: the turn keeps running.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut reader = reqwest::Client::new()
-        .get(format!("{}/chat/stream/{turn}", stack.host.url))
-        .bearer_auth(auth::ADMIN)
+    let mut reader = resume(&stack.host.url, auth::ADMIN, &turn, None)
         .send()
         .await
         .unwrap();
@@ -170,15 +121,10 @@ async fn a_resuming_reader_holds_the_turn_and_once_it_leaves_the_grace_runs_agai
     while Instant::now() < until {
         let _ = tokio::time::timeout(Duration::from_millis(50), reader.chunk()).await;
     }
-    let (_, c) = stack
-        .host
-        .get(&format!("/conversations/{conversation}"))
-        .await
-        .unwrap();
-    let last = c["turns"].as_array().unwrap().last().unwrap().clone();
+    let last = last_turn(&stack.host, &conversation).await;
     assert_ne!(
         last["route"], "cancelled",
-        "cancelled with a reader attached: {c}"
+        "cancelled with a reader attached: {last}"
     );
     println!(
         "reader attached from 0.3 s to {:?} after the cut",
@@ -200,5 +146,113 @@ async fn a_resuming_reader_holds_the_turn_and_once_it_leaves_the_grace_runs_agai
         llm.requests().len(),
         2,
         "an LLM request went out after the cancel"
+    );
+}
+
+/// The newest conversation of the host's caller (`GET /conversations`), once it has one.
+async fn newest_conversation(stack: &Stack) -> String {
+    let since = Instant::now();
+    loop {
+        let (_, listed) = stack.host.get("/conversations").await.unwrap();
+        if let Some(id) = listed["conversations"][0]["id"].as_str() {
+            return id.to_string();
+        }
+        assert!(since.elapsed() < Duration::from_secs(10), "{listed}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Sends `POST /chat` and leaves (drops the connection) once `left` LLM requests were made.
+async fn ask_and_leave(stack: &Stack, llm: &ScriptedLlm, left: usize) -> Instant {
+    let url = stack.host.url.clone();
+    let request = tokio::spawn(async move {
+        reqwest::Client::new()
+            .post(format!("{url}/chat"))
+            .bearer_auth(auth::ADMIN)
+            .header("content-type", "application/json")
+            .body(question().to_string())
+            .send()
+            .await
+    });
+    let since = Instant::now();
+    while llm.requests().len() < left {
+        assert!(since.elapsed() < Duration::from_secs(20), "no LLM request");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    request.abort();
+    let _ = request.await;
+    Instant::now()
+}
+
+/// `/chat` answers JSON only once the turn is over: its handler returns the whole response,
+/// and wasi-http tells a component nothing about a client that left before it sets the
+/// response. So a departed `/chat` client does not stop the turn (pinned here): it runs to
+/// its answer, making the calls it would have made, and the conversation records it.
+#[tokio::test]
+async fn a_json_chat_whose_client_leaves_runs_to_its_answer_and_is_recorded() {
+    let llm = ScriptedLlm::start().await;
+    script(&llm, Duration::from_millis(1_500));
+    let stack = stack(&llm, &[]).await;
+    let left = ask_and_leave(&stack, &llm, 2).await;
+    let conversation = newest_conversation(&stack).await;
+    let answered = loop {
+        let last = last_turn(&stack.host, &conversation).await;
+        if last["role"] == "assistant" {
+            break left.elapsed();
+        }
+        assert!(left.elapsed() < Duration::from_secs(10), "{last}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    println!("/chat client gone to answer recorded: {answered:?}");
+    let last = last_turn(&stack.host, &conversation).await;
+    assert_eq!(last["content"], "ACME and BETA are suppliers.", "{last}");
+    assert_ne!(last["route"], "cancelled", "{last}");
+    // Every scripted call went out, two of them after the client left.
+    assert_eq!(llm.requests().len(), 4);
+}
+
+/// What bounds such a turn is its deadline (`agent_turn_deadline_ms`): with the client
+/// gone and LLM steps of 300 ms that never end, the turn stops at 1 s, is recorded as
+/// stopped by the deadline, and makes no LLM call after it.
+#[tokio::test]
+async fn a_json_chat_whose_client_leaves_is_bounded_by_the_turn_deadline() {
+    const DEADLINE_MS: u64 = 1_000;
+    let llm = ScriptedLlm::start().await;
+    llm.then((0..10).map(|i| {
+        Reply::Slow(
+            Duration::from_millis(300),
+            Box::new(call(
+                "search_instances",
+                json!({"search_term": if i % 2 == 0 { "ACME" } else { "BETA" }}),
+            )),
+        )
+    }));
+    let stack = stack(&llm, &[("agent_turn_deadline_ms", DEADLINE_MS.to_string())]).await;
+    let started = Instant::now();
+    ask_and_leave(&stack, &llm, 1).await;
+    let conversation = newest_conversation(&stack).await;
+    let stopped = loop {
+        let last = last_turn(&stack.host, &conversation).await;
+        if last["route"] == "deadline_exceeded" {
+            break started.elapsed();
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{last}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let calls = llm.requests().len();
+    println!(
+        "/chat client gone at once: turn stopped by its deadline {stopped:?} after the request, {calls} LLM requests"
+    );
+    assert!(stopped >= Duration::from_millis(DEADLINE_MS), "{stopped:?}");
+    assert!(
+        stopped < Duration::from_millis(DEADLINE_MS + 1_000),
+        "{stopped:?}"
+    );
+    assert!((2..=5).contains(&calls), "{calls} LLM requests");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        llm.requests().len(),
+        calls,
+        "an LLM request after the deadline"
     );
 }
