@@ -14,7 +14,7 @@ use crate::events::{Event, StreamState};
 use crate::memory::Kv;
 use crate::replay::{self, Recorder};
 use crate::turn::ports::EventSink;
-use kg_http::sse;
+use kg_http::{ApiError, sse};
 use serde_json::json;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -156,6 +156,18 @@ impl Streamed {
 
     pub fn link(&self) -> Link {
         Link(self.body.clone())
+    }
+
+    /// Ends a turn's stream: `error` if it failed, then `done` (with the `completed` the
+    /// turn did not send itself).
+    pub fn finish(&mut self, failure: Option<&ApiError>) {
+        if let Some(e) = failure {
+            self.emit(Event::Error {
+                code: e.code.clone(),
+                message: e.message.clone(),
+            });
+        }
+        self.emit(Event::Done);
     }
 
     /// Ends a stream that cannot go on with `error`, `completed` (failed) and `done`,
@@ -320,6 +332,19 @@ pub(crate) mod tests {
         assert!(!watched.gone(), "within the grace");
         clock.0.set(clock.0.get() + 5_001);
         assert!(watched.gone(), "grace over, nobody resumed");
+    }
+
+    #[test]
+    fn a_failed_turn_ends_with_its_error_then_completed_then_done() {
+        let (mut sink, wire, _) = stream();
+        sink.finish(Some(&ApiError::new(503, "llm_unavailable", "down")));
+        let text = wire.text();
+        let kinds: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("event: "))
+            .collect();
+        assert_eq!(kinds, ["error", "completed", "done"]);
+        assert!(text.contains("\"code\":\"llm_unavailable\""), "{text}");
     }
 
     #[test]

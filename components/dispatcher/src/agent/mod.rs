@@ -12,8 +12,8 @@ use crate::kv;
 // The SSE wire, as `sink` to this module's children.
 use crate::sse as sink;
 use kg_agent_core::answers;
+use kg_agent_core::config::{self, Variables};
 use kg_agent_core::events::Event;
-use kg_agent_core::turn::deadline::Deadline;
 use kg_agent_core::turn::ports::{Actor, Collected, EventSink, Ports};
 use kg_agent_core::turn::{self, Settings, TurnResult};
 use kg_http::ApiError;
@@ -26,15 +26,18 @@ use std::rc::Rc;
 pub use resume::{Resume, prepare as prepare_resume, stream as resume_stream};
 use spin_sdk::http::{Request, Response, ResponseOutparam};
 
+/// The Spin variables, as `kg_agent_core::config` reads the agent's tunables.
+struct SpinVariables;
+
+impl Variables for SpinVariables {
+    fn number(&self, name: &str, default: u64) -> u64 {
+        kg_spin::number_variable(name, default)
+    }
+}
+
 /// A turn's settings; its deadline starts now.
 fn settings() -> Settings {
-    Settings {
-        max_steps: kg_spin::number_variable("agent_max_steps", 10).clamp(1, 50) as u32,
-        deadline: Deadline {
-            ms: kg_spin::number_variable("agent_turn_deadline_ms", 120_000),
-            started_ms: kg_spin::clock::monotonic_ms(),
-        },
-    }
+    config::settings(&SpinVariables, kg_spin::clock::monotonic_ms())
 }
 
 fn actor(who: &Principal) -> Actor {
@@ -174,18 +177,18 @@ fn stream_with(
     };
     // After the first byte is out: the store's pruning must not delay it.
     if let Ok(kv) = kv::SpinKv::open() {
-        let (retention, grace) = (resume::retention_ms(), resume::grace_ms());
+        let (retention, grace) = (
+            config::retention_ms(&SpinVariables),
+            config::grace_ms(&SpinVariables),
+        );
         sink.record(Rc::new(kv), &turn, &who.caller.subject, retention, grace);
     }
     let link = sink.link();
-    match with_ports(who, &mut sink, Some(link), turn_end_ms, work) {
-        Ok(result) => spent(who, &result),
-        Err(e) => sink.emit(Event::Error {
-            code: e.code.clone(),
-            message: e.message.clone(),
-        }),
+    let outcome = with_ports(who, &mut sink, Some(link), turn_end_ms, work);
+    if let Ok(result) = &outcome {
+        spent(who, result);
     }
-    sink.emit(Event::Done);
+    sink.finish(outcome.err().as_ref());
 }
 
 /// `POST /chat/approve` as Server-Sent Events: the same events `/chat/stream` sends for a

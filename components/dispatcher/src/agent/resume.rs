@@ -15,17 +15,6 @@ pub use kg_agent_core::follow::Follower as Resume;
 /// How often a resumed stream looks for the running turn's newer events.
 const POLL: Duration = Duration::from_millis(100);
 
-/// How long a turn's events are kept after its last one (`chat_event_retention_s`).
-pub fn retention_ms() -> u64 {
-    kg_spin::number_variable("chat_event_retention_s", 600).saturating_mul(1000)
-}
-
-/// How long a streamed turn whose client went away waits for a resuming reader before it
-/// cancels (`chat_resume_grace_ms`; 0: at once; at most 10 minutes).
-pub fn grace_ms() -> u64 {
-    kg_spin::number_variable("chat_resume_grace_ms", 15_000).min(600_000)
-}
-
 fn now_ms() -> u64 {
     u64::try_from(kg_spin::clock::epoch_ms()).unwrap_or_default()
 }
@@ -42,7 +31,7 @@ pub fn prepare(
         subject: &who.caller.subject,
         admin: who.may(Permission::ConversationsAll),
         now_ms: now_ms(),
-        retention_ms: retention_ms(),
+        retention_ms: kg_agent_core::config::retention_ms(&super::SpinVariables),
     };
     follow::prepare(&kv, turn, last_event_id, &reader)
 }
