@@ -318,6 +318,21 @@ impl Stack {
         Ok(Stack { graph, host, dir })
     }
 
+    /// The chat suites' stack: the demo graph, the variables of the stubs in `stubs` (an
+    /// LLM's, a trace receiver's…) and the settings under test. Panics when it cannot
+    /// start: every test needs it.
+    pub async fn with_stubs(stubs: &[Vec<(&str, String)>], settings: &[(&str, &str)]) -> Stack {
+        let mut variables: Vec<(&str, String)> = stubs.concat();
+        variables.extend(
+            settings
+                .iter()
+                .map(|(name, value)| (*name, value.to_string())),
+        );
+        Stack::start_with(&variables)
+            .await
+            .expect("starting devgraph and the application")
+    }
+
     pub async fn start() -> Result<Stack> {
         let graph = Devgraph::start().await?;
         let dir = tempfile::tempdir()?;

@@ -29,12 +29,6 @@ fn script(llm: &ScriptedLlm, slow: Duration) {
     ]);
 }
 
-async fn stack(llm: &ScriptedLlm, settings: &[(&str, String)]) -> Stack {
-    Stack::start_with(&[llm.variables(), settings.to_vec()].concat())
-        .await
-        .unwrap()
-}
-
 /// Polls the conversation until its last turn is the cancelled one; how long that took.
 async fn cancelled_after(stack: &Stack, conversation: &str, since: Instant) -> Duration {
     while since.elapsed() < Duration::from_secs(10) {
@@ -51,7 +45,8 @@ async fn cancelled_after(stack: &Stack, conversation: &str, since: Instant) -> D
 async fn disconnect_during_an_llm_call(grace_ms: u64) -> Duration {
     let llm = ScriptedLlm::start().await;
     script(&llm, Duration::from_secs(3));
-    let stack = stack(&llm, &[("chat_resume_grace_ms", grace_ms.to_string())]).await;
+    let grace = grace_ms.to_string();
+    let stack = Stack::with_stubs(&[llm.variables()], &[("chat_resume_grace_ms", &grace)]).await;
     let mut response = stream(&stack.host.url, auth::ADMIN, &question())
         .send()
         .await
@@ -99,7 +94,7 @@ async fn with_a_grace_period_and_no_resume_the_turn_stops_once_it_has_passed() {
 async fn a_resuming_reader_holds_the_turn_and_once_it_leaves_the_grace_runs_again() {
     let llm = ScriptedLlm::start().await;
     script(&llm, Duration::from_secs(8));
-    let stack = stack(&llm, &[("chat_resume_grace_ms", "1000".to_string())]).await;
+    let stack = Stack::with_stubs(&[llm.variables()], &[("chat_resume_grace_ms", "1000")]).await;
     let mut response = stream(&stack.host.url, auth::ADMIN, &question())
         .send()
         .await
@@ -192,7 +187,7 @@ async fn ask_and_leave(stack: &Stack, llm: &ScriptedLlm, left: usize) -> Instant
 async fn a_json_chat_whose_client_leaves_runs_to_its_answer_and_is_recorded() {
     let llm = ScriptedLlm::start().await;
     script(&llm, Duration::from_millis(1_500));
-    let stack = stack(&llm, &[]).await;
+    let stack = Stack::with_stubs(&[llm.variables()], &[]).await;
     let left = ask_and_leave(&stack, &llm, 2).await;
     let conversation = newest_conversation(&stack).await;
     let answered = loop {
@@ -227,7 +222,9 @@ async fn a_json_chat_whose_client_leaves_is_bounded_by_the_turn_deadline() {
             )),
         )
     }));
-    let stack = stack(&llm, &[("agent_turn_deadline_ms", DEADLINE_MS.to_string())]).await;
+    let deadline = DEADLINE_MS.to_string();
+    let stack =
+        Stack::with_stubs(&[llm.variables()], &[("agent_turn_deadline_ms", &deadline)]).await;
     let started = Instant::now();
     ask_and_leave(&stack, &llm, 1).await;
     let conversation = newest_conversation(&stack).await;

@@ -6,7 +6,7 @@
 //! after the deadline the stream ended.
 
 use kg_e2e::llm_stub::{Reply, ScriptedLlm, call};
-use kg_e2e::{Stack, auth, events};
+use kg_e2e::{Stack, auth, chat_client, events, sse};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -29,9 +29,8 @@ fn slow_steps() -> Vec<Reply> {
 }
 
 async fn stack(llm: &ScriptedLlm) -> Stack {
-    let mut variables = llm.variables();
-    variables.push(("agent_turn_deadline_ms", DEADLINE_MS.to_string()));
-    Stack::start_with(&variables).await.unwrap()
+    let deadline = DEADLINE_MS.to_string();
+    Stack::with_stubs(&[llm.variables()], &[("agent_turn_deadline_ms", &deadline)]).await
 }
 
 fn question() -> Value {
@@ -45,10 +44,7 @@ async fn a_stream_out_of_time_ends_with_the_deadline_error_and_no_further_llm_ca
     let stack = stack(&llm).await;
 
     let started = Instant::now();
-    let response = reqwest::Client::new()
-        .post(format!("{}/chat/stream", stack.host.url))
-        .bearer_auth(auth::ADMIN)
-        .body(question().to_string())
+    let response = chat_client::stream(&stack.host.url, auth::ADMIN, &question())
         .send()
         .await
         .unwrap();
@@ -70,11 +66,7 @@ async fn a_stream_out_of_time_ends_with_the_deadline_error_and_no_further_llm_ca
         "deadline {DEADLINE_MS} ms: error event after {error_seen:?}, stream ended after {ended:?} ({past:?} past the deadline), {requests_at_end} LLM requests"
     );
 
-    let stream: Vec<Value> = text
-        .split("\n\n")
-        .filter_map(|frame| frame.lines().find_map(|l| l.strip_prefix("data: ")))
-        .map(|d| serde_json::from_str(d).unwrap())
-        .collect();
+    let stream = sse::events(&text);
     events::check_stream(&stream);
     let kinds: Vec<&str> = stream.iter().filter_map(|e| e["type"].as_str()).collect();
     assert_eq!(
@@ -106,19 +98,9 @@ async fn a_stream_out_of_time_ends_with_the_deadline_error_and_no_further_llm_ca
     );
 
     let conversation = stream[0]["id"].as_str().unwrap();
-    let (status, c) = stack
-        .host
-        .get(&format!("/conversations/{conversation}"))
-        .await
-        .unwrap();
-    assert_eq!(status, 200, "{c}");
-    let last = c["turns"]
-        .as_array()
-        .and_then(|t| t.last())
-        .cloned()
-        .unwrap();
-    assert_eq!(last["role"], "assistant", "{c}");
-    assert_eq!(last["route"], "deadline_exceeded", "{c}");
+    let last = chat_client::last_turn(&stack.host, conversation).await;
+    assert_eq!(last["role"], "assistant", "{last}");
+    assert_eq!(last["route"], "deadline_exceeded", "{last}");
 }
 
 #[tokio::test]

@@ -4,42 +4,19 @@
 //! rest, while the turn runs and after it ended; only the turn's owner (or an admin) may;
 //! bad ids, someone else's turn and expired events are JSON errors.
 
+use kg_e2e::chat_client::{self, resume, turn_id};
 use kg_e2e::llm_stub::{Reply, ScriptedLlm, call, text};
+use kg_e2e::sse::{self, frames as parse, read_until};
 use kg_e2e::{Stack, auth, events};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-/// The events of an SSE body: (SSE id, JSON data).
-fn parse(body: &str) -> Vec<(Option<String>, Value)> {
-    body.split("\n\n")
-        .filter_map(|frame| {
-            let data = frame.lines().find_map(|l| l.strip_prefix("data: "))?;
-            let id = frame
-                .lines()
-                .find_map(|l| l.strip_prefix("id: "))
-                .map(str::to_string);
-            Some((id, serde_json::from_str(data).unwrap()))
-        })
-        .collect()
-}
-
 fn ask(stack: &Stack) -> reqwest::RequestBuilder {
-    reqwest::Client::new()
-        .post(format!("{}/chat/stream", stack.host.url))
-        .bearer_auth(auth::ADMIN)
-        .body(
-            json!({"message": "Which orders does ACME have?", "routing_mode": "rule"}).to_string(),
-        )
-}
-
-fn resume(stack: &Stack, key: &str, turn: &str, last: Option<&str>) -> reqwest::RequestBuilder {
-    let request = reqwest::Client::new()
-        .get(format!("{}/chat/stream/{turn}", stack.host.url))
-        .bearer_auth(key);
-    match last {
-        Some(id) => request.header("last-event-id", id),
-        None => request,
-    }
+    chat_client::stream(
+        &stack.host.url,
+        auth::ADMIN,
+        &json!({"message": "Which orders does ACME have?", "routing_mode": "rule"}),
+    )
 }
 
 fn script(llm: &ScriptedLlm, slow: Duration) {
@@ -54,20 +31,11 @@ fn script(llm: &ScriptedLlm, slow: Duration) {
 async fn a_client_that_reconnects_mid_stream_gets_what_it_missed_then_the_rest() {
     let llm = ScriptedLlm::start().await;
     script(&llm, Duration::from_secs(2));
-    let stack = Stack::start_with(&llm.variables()).await.unwrap();
+    let stack = Stack::with_stubs(&[llm.variables()], &[]).await;
     let mut first = ask(&stack).send().await.unwrap();
-    let turn = first.headers()["x-turn-id"].to_str().unwrap().to_string();
+    let turn = turn_id(&first);
     // Read the first connection until the slow reasoning step is pending.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut seen = String::new();
-    while llm.requests().len() < 2 {
-        assert!(Instant::now() < deadline, "{seen}");
-        if let Ok(Ok(Some(bytes))) =
-            tokio::time::timeout(Duration::from_millis(20), first.chunk()).await
-        {
-            seen.push_str(&String::from_utf8_lossy(&bytes));
-        }
-    }
+    let seen = read_until(&mut first, |_| llm.requests().len() >= 2).await;
     let early = parse(&seen);
     assert!(early.len() >= 4, "{seen}");
     // Every event so far carries `<turn>:<seq>`, seq counting from 1.
@@ -87,7 +55,7 @@ async fn a_client_that_reconnects_mid_stream_gets_what_it_missed_then_the_rest()
             body
         },
         async {
-            let response = resume(&stack, auth::ADMIN, &turn, Some(&last_seen))
+            let response = resume(&stack.host.url, auth::ADMIN, &turn, Some(&last_seen))
                 .send()
                 .await
                 .unwrap();
@@ -118,29 +86,26 @@ async fn a_client_that_reconnects_mid_stream_gets_what_it_missed_then_the_rest()
 async fn a_finished_turn_is_replayed_from_any_event_and_only_to_its_owner() {
     let llm = ScriptedLlm::start().await;
     script(&llm, Duration::from_millis(1));
-    let stack = Stack::start_with(&llm.variables()).await.unwrap();
+    let stack = Stack::with_stubs(&[llm.variables()], &[]).await;
     let response = ask(&stack).send().await.unwrap();
-    let turn = response.headers()["x-turn-id"]
-        .to_str()
-        .unwrap()
-        .to_string();
+    let turn = turn_id(&response);
     let all = parse(&response.text().await.unwrap());
     assert_eq!(all.last().unwrap().1["type"], "done");
 
     // From the start (no header), after the fifth event, and after the last.
-    let replayed = resume(&stack, auth::ADMIN, &turn, None)
+    let replayed = resume(&stack.host.url, auth::ADMIN, &turn, None)
         .send()
         .await
         .unwrap();
     assert_eq!(parse(&replayed.text().await.unwrap()), all);
     let fifth = format!("{turn}:5");
-    let after_fifth = resume(&stack, auth::ADMIN, &turn, Some(&fifth))
+    let after_fifth = resume(&stack.host.url, auth::ADMIN, &turn, Some(&fifth))
         .send()
         .await
         .unwrap();
     assert_eq!(parse(&after_fifth.text().await.unwrap()), all[5..]);
     let end = all.last().unwrap().0.clone().unwrap();
-    let nothing = resume(&stack, auth::ADMIN, &turn, Some(&end))
+    let nothing = resume(&stack.host.url, auth::ADMIN, &turn, Some(&end))
         .send()
         .await
         .unwrap();
@@ -175,7 +140,10 @@ async fn a_finished_turn_is_replayed_from_any_event_and_only_to_its_owner() {
         ),
         (auth::ADMIN, "bad%20id", None, 404, "not_found"),
     ] {
-        let response = resume(&stack, key, path_turn, header).send().await.unwrap();
+        let response = resume(&stack.host.url, key, path_turn, header)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status().as_u16(), status, "{path_turn} {header:?}");
         let body: Value = response.json().await.unwrap();
         assert_eq!(body["error"]["code"], code, "{body}");
@@ -186,20 +154,20 @@ async fn a_finished_turn_is_replayed_from_any_event_and_only_to_its_owner() {
 async fn expired_events_are_a_clear_error() {
     let llm = ScriptedLlm::start().await;
     script(&llm, Duration::from_millis(1));
-    let mut variables = llm.variables();
-    variables.push(("chat_event_retention_s", "1".to_string()));
-    let stack = Stack::start_with(&variables).await.unwrap();
+    let stack = Stack::with_stubs(&[llm.variables()], &[("chat_event_retention_s", "1")]).await;
     let response = ask(&stack).send().await.unwrap();
-    let turn = response.headers()["x-turn-id"]
-        .to_str()
-        .unwrap()
-        .to_string();
+    let turn = turn_id(&response);
     response.text().await.unwrap();
     tokio::time::sleep(Duration::from_millis(2_200)).await;
-    let gone = resume(&stack, auth::ADMIN, &turn, Some(&format!("{turn}:2")))
-        .send()
-        .await
-        .unwrap();
+    let gone = resume(
+        &stack.host.url,
+        auth::ADMIN,
+        &turn,
+        Some(&format!("{turn}:2")),
+    )
+    .send()
+    .await
+    .unwrap();
     assert_eq!(gone.status().as_u16(), 410);
     let body: Value = gone.json().await.unwrap();
     assert_eq!(body["error"]["code"], "stream_expired", "{body}");
@@ -210,36 +178,20 @@ async fn a_turn_whose_client_was_cut_off_runs_on_for_a_reader_that_resumes_withi
     let llm = ScriptedLlm::start().await;
     // The slow step outlasts the grace: only the reader's mark keeps the turn going.
     script(&llm, Duration::from_secs(3));
-    let mut variables = llm.variables();
-    variables.push(("chat_resume_grace_ms", "1000".to_string()));
-    let stack = Stack::start_with(&variables).await.unwrap();
+    let stack = Stack::with_stubs(&[llm.variables()], &[("chat_resume_grace_ms", "1000")]).await;
     let mut first = ask(&stack).send().await.unwrap();
-    let turn = first.headers()["x-turn-id"].to_str().unwrap().to_string();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut seen = String::new();
-    while llm.requests().len() < 2 {
-        assert!(Instant::now() < deadline, "{seen}");
-        if let Ok(Ok(Some(bytes))) =
-            tokio::time::timeout(Duration::from_millis(20), first.chunk()).await
-        {
-            seen.push_str(&String::from_utf8_lossy(&bytes));
-        }
-    }
+    let turn = turn_id(&first);
+    let seen = read_until(&mut first, |_| llm.requests().len() >= 2).await;
     let early = parse(&seen);
     let last_seen = early.last().unwrap().0.clone().unwrap();
-    let conversation = early
-        .iter()
-        .find(|e| e.1["type"] == "conversation_id")
-        .and_then(|e| e.1["id"].as_str())
-        .unwrap()
-        .to_string();
+    let conversation = sse::conversation_of(&sse::events(&seen));
 
     // The proxy cuts the stream while the slow reasoning step is pending; the client
     // comes back half a second later (within the grace).
     drop(first);
     let cut = Instant::now();
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let response = resume(&stack, auth::ADMIN, &turn, Some(&last_seen))
+    let response = resume(&stack.host.url, auth::ADMIN, &turn, Some(&last_seen))
         .send()
         .await
         .unwrap();
@@ -273,12 +225,7 @@ async fn a_turn_whose_client_was_cut_off_runs_on_for_a_reader_that_resumes_withi
     );
     // The turn completed: every scripted call was made, the answer was remembered.
     assert_eq!(llm.requests().len(), 3);
-    let (_, c) = stack
-        .host
-        .get(&format!("/conversations/{conversation}"))
-        .await
-        .unwrap();
-    let last = c["turns"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(last["content"], "ACME has three orders.", "{c}");
-    assert_ne!(last["route"], "cancelled", "{c}");
+    let last = chat_client::last_turn(&stack.host, &conversation).await;
+    assert_eq!(last["content"], "ACME has three orders.", "{last}");
+    assert_ne!(last["route"], "cancelled", "{last}");
 }
