@@ -6,7 +6,7 @@
 
 use kg_e2e::llm_stub::{ScriptedLlm, call, text};
 use kg_e2e::otlp::{Receiver, Span};
-use kg_e2e::{Stack, auth};
+use kg_e2e::{Stack, auth, chat_client, sse};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -15,11 +15,8 @@ const CALLER_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN: &str = "00f067aa0ba902b7";
 const QUESTION: &str = "Which suppliers deliver parts used in product PRD-036?";
 
-async fn stack(llm: &ScriptedLlm, receiver: &Receiver, extra: &[(&str, String)]) -> Stack {
-    let mut variables = llm.variables();
-    variables.extend(receiver.variables());
-    variables.extend(extra.iter().cloned());
-    Stack::start_with(&variables).await.unwrap()
+async fn stack(llm: &ScriptedLlm, receiver: &Receiver, settings: &[(&str, &str)]) -> Stack {
+    Stack::with_stubs(&[llm.variables(), receiver.variables()], settings).await
 }
 
 /// Seed 000 §3: a multi-hop question answered with two graph tools, then an answer.
@@ -308,8 +305,8 @@ async fn content_and_statements_are_recorded_only_when_enabled() {
     script_seed_000(&llm);
     let receiver = Receiver::start().await;
     let on = [
-        ("otel_capture_content", "true".to_string()),
-        ("otel_capture_statements", "true".to_string()),
+        ("otel_capture_content", "true"),
+        ("otel_capture_statements", "true"),
     ];
     let stack = stack(&llm, &receiver, &on).await;
     let (status, headers, body) = chat(&stack, None).await;
@@ -343,10 +340,8 @@ async fn the_streamed_turn_names_its_trace_in_the_completed_event() {
     llm.then([text("Hello!")]);
     let receiver = Receiver::start().await;
     let stack = stack(&llm, &receiver, &[]).await;
-    let response = reqwest::Client::new()
-        .post(format!("{}/chat/stream", stack.host.url))
-        .bearer_auth(auth::ADMIN)
-        .body(json!({"message": "hello", "routing_mode": "rule"}).to_string())
+    let question = json!({"message": "hello", "routing_mode": "rule"});
+    let response = chat_client::stream(&stack.host.url, auth::ADMIN, &question)
         .send()
         .await
         .unwrap();
@@ -355,10 +350,8 @@ async fn the_streamed_turn_names_its_trace_in_the_completed_event() {
         .unwrap()
         .to_string();
     let text = response.text().await.unwrap();
-    let completed: Value = text
-        .split("\n\n")
-        .filter_map(|frame| frame.lines().find_map(|l| l.strip_prefix("data: ")))
-        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+    let completed = sse::events(&text)
+        .into_iter()
         .find(|event| event["type"] == "completed")
         .expect("a completed event");
     assert_eq!(completed["trace_id"], trace_id.as_str());
@@ -593,12 +586,7 @@ async fn a_callers_unsampled_trace_reaches_every_llm_call_and_nothing_is_exporte
 async fn sampling_follows_the_ratio_or_the_callers_decision() {
     let llm = ScriptedLlm::start().await;
     let receiver = Receiver::start().await;
-    let stack = stack(
-        &llm,
-        &receiver,
-        &[("otel_traces_sampler_ratio", "0".into())],
-    )
-    .await;
+    let stack = stack(&llm, &receiver, &[("otel_traces_sampler_ratio", "0")]).await;
     // Sampled out: the trace id is still returned, nothing is exported.
     let response = reqwest::Client::new()
         .get(format!("{}/tools", stack.host.url))
@@ -662,7 +650,7 @@ async fn each_request_is_one_json_log_line_without_content() {
     let llm = ScriptedLlm::start().await;
     script_seed_000(&llm);
     // No collector: the log line does not depend on export.
-    let stack = Stack::start_with(&llm.variables()).await.unwrap();
+    let stack = Stack::with_stubs(&[llm.variables()], &[]).await;
     let (status, headers, _) = chat(&stack, None).await;
     assert_eq!(status, 200);
     let line = log_line(&stack, &headers["x-trace-id"]).await;
