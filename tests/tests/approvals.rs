@@ -4,7 +4,7 @@
 //! instances race), expiring, rejectable, and four-eyes where the catalog asks for it.
 
 use kg_e2e::llm_stub::{ScriptedLlm, call, text};
-use kg_e2e::{AppHost, Devgraph, Pair, Stack, auth};
+use kg_e2e::{AppHost, Devgraph, Pair, Stack, auth, chat_client};
 use serde_json::{Value, json};
 
 async fn post(host: &AppHost, key: &str, path: &str, body: Value) -> (u16, Value) {
@@ -679,11 +679,7 @@ async fn the_agents_plan_waits_for_an_approver() {
 /// milliseconds since the request was sent when its frame arrived.
 async fn approve_streamed(host: &AppHost, key: &str, token: &str) -> Vec<(Value, u128)> {
     let started = std::time::Instant::now();
-    let mut response = auth::client(key)
-        .post(format!("{}/chat/approve", host.url))
-        .header("accept", "text/event-stream")
-        .header("content-type", "application/json")
-        .body(json!({"approval_token": token, "approve": true}).to_string())
+    let mut response = chat_client::approve_streamed(&host.url, key, token)
         .send()
         .await
         .unwrap();
@@ -739,11 +735,7 @@ async fn chat_approve_streams_the_batch_when_asked() {
     );
 
     // The operator may not approve: refused before any stream opens.
-    let response = auth::client(auth::OPERATOR)
-        .post(format!("{}/chat/approve", host.url))
-        .header("accept", "text/event-stream")
-        .header("content-type", "application/json")
-        .body(json!({"approval_token": token, "approve": true}).to_string())
+    let response = chat_client::approve_streamed(&host.url, auth::OPERATOR, &token)
         .send()
         .await
         .unwrap();

@@ -83,7 +83,7 @@ fn assert_forwarded_as_written(
 #[tokio::test]
 async fn answer_tokens_reach_the_client_as_the_llm_writes_them() {
     let llm = StreamingLlm::start().await.unwrap();
-    let stack = Stack::start_with(&llm.variables()).await.unwrap();
+    let stack = Stack::with_stubs(&[llm.variables()], &[]).await;
     let words = tokens(&[
         "There ",
         "are ",
@@ -120,7 +120,7 @@ async fn answer_tokens_reach_the_client_as_the_llm_writes_them() {
 #[tokio::test]
 async fn a_direct_answer_streams_the_llm_s_own_tokens() {
     let llm = StreamingLlm::start().await.unwrap();
-    let stack = Stack::start_with(&llm.variables()).await.unwrap();
+    let stack = Stack::with_stubs(&[llm.variables()], &[]).await;
     let words = tokens(&["Hello! ", "Ask ", "me ", "about ", "suppliers."]);
     llm.then([Step::Tokens {
         first_token: FIRST_TOKEN,
@@ -154,7 +154,7 @@ async fn a_direct_answer_streams_the_llm_s_own_tokens() {
 #[tokio::test]
 async fn a_question_answered_without_tools_takes_one_llm_call() {
     let llm = StreamingLlm::start().await.unwrap();
-    let stack = Stack::start_with(&llm.variables()).await.unwrap();
+    let stack = Stack::with_stubs(&[llm.variables()], &[]).await;
     llm.then([Step::Text("There are 10 suppliers.".into())]);
     let timed = timed_chat_stream(
         &stack.host.url,
@@ -175,9 +175,7 @@ async fn a_question_answered_without_tools_takes_one_llm_call() {
 #[tokio::test]
 async fn the_deadline_cuts_a_summariser_call_waiting_for_its_first_token() {
     let llm = StreamingLlm::start().await.unwrap();
-    let mut variables = llm.variables();
-    variables.push(("agent_turn_deadline_ms", "800".to_string()));
-    let stack = Stack::start_with(&variables).await.unwrap();
+    let stack = Stack::with_stubs(&[llm.variables()], &[("agent_turn_deadline_ms", "800")]).await;
     llm.then([
         search(),
         Step::Text("draft".into()),
@@ -217,9 +215,7 @@ async fn the_deadline_cuts_a_summariser_call_waiting_for_its_first_token() {
 #[tokio::test]
 async fn the_deadline_cuts_a_direct_answer_waiting_for_its_first_token() {
     let llm = StreamingLlm::start().await.unwrap();
-    let mut variables = llm.variables();
-    variables.push(("agent_turn_deadline_ms", "800".to_string()));
-    let stack = Stack::start_with(&variables).await.unwrap();
+    let stack = Stack::with_stubs(&[llm.variables()], &[("agent_turn_deadline_ms", "800")]).await;
     llm.then([Step::Tokens {
         first_token: Duration::from_secs(4),
         between: BETWEEN,
