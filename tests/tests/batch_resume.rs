@@ -116,6 +116,25 @@ impl Setup {
         response
     }
 
+    /// Resumes `turn` through the proxy after the last of `seen`, reading until the stream
+    /// ends or is cut; the whole events read (checked to continue `seen` exactly), and
+    /// whether the stream ended cleanly.
+    async fn resume_after(&self, turn: &str, seen: &[Frame]) -> (Vec<Frame>, bool) {
+        let last = seen
+            .last()
+            .and_then(|(id, _)| id.clone())
+            .expect("an event id");
+        let mut response = resume(&self.front.url, auth::APPROVER, turn, Some(&last))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let (body, clean) = read_to_end(&mut response).await;
+        let frames = sse::frames(&body);
+        assert_continues(turn, seq_of(&last), &frames);
+        (frames, clean)
+    }
+
     /// (orders paid once, orders paid more than once, orders not paid) in the graph.
     async fn payments(&self) -> (i64, i64, i64) {
         let rows = self
@@ -190,35 +209,15 @@ async fn a_long_batch_streamed_through_a_proxy_that_cuts_it_is_resumed_to_its_re
     // Back 300 ms later; this connection is cut too, after 20 kB (mid-frame).
     tokio::time::sleep(Duration::from_millis(300)).await;
     s.front.cut_each_after(Some(20_000));
-    let last = all.last().unwrap().0.clone().unwrap();
-    let mut second = resume(&s.front.url, auth::APPROVER, &turn, Some(&last))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(second.status(), 200);
-    let (body, clean) = read_to_end(&mut second).await;
-    assert!(
-        !clean,
-        "the second connection was not cut: {} bytes",
-        body.len()
-    );
-    let resumed = sse::frames(&body);
+    let (resumed, clean) = s.resume_after(&turn, &all).await;
+    assert!(!clean, "the second connection was not cut");
     assert!(!resumed.is_empty(), "20 kB held no whole event");
-    assert_continues(&turn, seq_of(&last), &resumed);
     all.extend(resumed);
 
     // And once more, to the end.
     s.front.cut_each_after(None);
-    let last = all.last().unwrap().0.clone().unwrap();
-    let mut third = resume(&s.front.url, auth::APPROVER, &turn, Some(&last))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(third.status(), 200);
-    let (body, clean) = read_to_end(&mut third).await;
+    let (resumed, clean) = s.resume_after(&turn, &all).await;
     assert!(clean, "the last connection was cut");
-    let resumed = sse::frames(&body);
-    assert_continues(&turn, seq_of(&last), &resumed);
     all.extend(resumed);
     println!(
         "{} events over 3 connections ({} cut); first cut to done: {:?}",

@@ -29,15 +29,32 @@ fn script(llm: &ScriptedLlm, slow: Duration) {
     ]);
 }
 
-/// Polls the conversation until its last turn is the cancelled one; how long that took.
-async fn cancelled_after(stack: &Stack, conversation: &str, since: Instant) -> Duration {
-    while since.elapsed() < Duration::from_secs(10) {
-        if last_turn(&stack.host, conversation).await["route"] == "cancelled" {
+/// Polls the conversation until its last turn is `recorded`; how long after `since`.
+async fn recorded_after(
+    stack: &Stack,
+    conversation: &str,
+    since: Instant,
+    recorded: impl Fn(&Value) -> bool,
+) -> Duration {
+    loop {
+        let last = last_turn(&stack.host, conversation).await;
+        if recorded(&last) {
             return since.elapsed();
         }
+        assert!(
+            since.elapsed() < Duration::from_secs(10),
+            "never recorded: {last}"
+        );
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    panic!("the conversation never recorded the cancelled turn");
+}
+
+/// Polls the conversation until its last turn is the cancelled one; how long that took.
+async fn cancelled_after(stack: &Stack, conversation: &str, since: Instant) -> Duration {
+    recorded_after(stack, conversation, since, |last| {
+        last["route"] == "cancelled"
+    })
+    .await
 }
 
 /// A turn whose client leaves during its second (3 s) LLM call, with `grace_ms`; checks
@@ -190,14 +207,10 @@ async fn a_json_chat_whose_client_leaves_runs_to_its_answer_and_is_recorded() {
     let stack = Stack::with_stubs(&[llm.variables()], &[]).await;
     let left = ask_and_leave(&stack, &llm, 2).await;
     let conversation = newest_conversation(&stack).await;
-    let answered = loop {
-        let last = last_turn(&stack.host, &conversation).await;
-        if last["role"] == "assistant" {
-            break left.elapsed();
-        }
-        assert!(left.elapsed() < Duration::from_secs(10), "{last}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let answered = recorded_after(&stack, &conversation, left, |last| {
+        last["role"] == "assistant"
+    })
+    .await;
     println!("/chat client gone to answer recorded: {answered:?}");
     let last = last_turn(&stack.host, &conversation).await;
     assert_eq!(last["content"], "ACME and BETA are suppliers.", "{last}");
@@ -228,14 +241,10 @@ async fn a_json_chat_whose_client_leaves_is_bounded_by_the_turn_deadline() {
     let started = Instant::now();
     ask_and_leave(&stack, &llm, 1).await;
     let conversation = newest_conversation(&stack).await;
-    let stopped = loop {
-        let last = last_turn(&stack.host, &conversation).await;
-        if last["route"] == "deadline_exceeded" {
-            break started.elapsed();
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "{last}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let stopped = recorded_after(&stack, &conversation, started, |last| {
+        last["route"] == "deadline_exceeded"
+    })
+    .await;
     let calls = llm.requests().len();
     println!(
         "/chat client gone at once: turn stopped by its deadline {stopped:?} after the request, {calls} LLM requests"
