@@ -178,6 +178,17 @@ fn progress_count(frames: &[Frame]) -> usize {
         .count()
 }
 
+/// Checks that the stream's `action_complete` reports all [`ORDERS`], `succeeded` of them
+/// applied.
+fn assert_batch_counts(stream: &[Value], succeeded: i64) {
+    let complete = stream
+        .iter()
+        .find(|e| e["type"] == "action_complete")
+        .unwrap_or_else(|| panic!("no action_complete: {stream:?}"));
+    assert_eq!(complete["results"]["total"], ORDERS, "{complete}");
+    assert_eq!(complete["results"]["succeeded"], succeeded, "{complete}");
+}
+
 /// Checks that `frames`, read on a connection resumed after `after`, continue it exactly:
 /// ids `<turn>:<after+1>`, `<turn>:<after+2>`, … with no gap.
 fn assert_continues(turn: &str, after: u64, frames: &[Frame]) {
@@ -236,12 +247,7 @@ async fn a_long_batch_streamed_through_a_proxy_that_cuts_it_is_resumed_to_its_re
         .map(|e| e["completed"].as_u64().unwrap())
         .collect();
     assert_eq!(progress, (1..=ORDERS as u64).collect::<Vec<_>>());
-    let complete = stream
-        .iter()
-        .find(|e| e["type"] == "action_complete")
-        .expect("the batch's report");
-    assert_eq!(complete["results"]["total"], ORDERS, "{complete}");
-    assert_eq!(complete["results"]["succeeded"], ORDERS, "{complete}");
+    assert_batch_counts(&stream, ORDERS as i64);
     let completed = &stream[stream.len() - 2];
     assert_eq!(completed["status"], "answered", "{completed}");
     assert_eq!(completed["turn_id"], turn.as_str(), "{completed}");
@@ -307,12 +313,7 @@ async fn a_cut_batch_nobody_resumes_stops_after_the_grace_and_reports_what_it_ap
     let stream: Vec<Value> = kept.iter().map(|(_, e)| e.clone()).collect();
     events::check_stream(&stream);
     assert_eq!(progress_count(&kept) as i64, paid);
-    let complete = stream
-        .iter()
-        .find(|e| e["type"] == "action_complete")
-        .expect("the batch's counts");
-    assert_eq!(complete["results"]["succeeded"], paid, "{complete}");
-    assert_eq!(complete["results"]["total"], ORDERS, "{complete}");
+    assert_batch_counts(&stream, paid);
     let error = stream
         .iter()
         .find(|e| e["type"] == "error")
