@@ -22,6 +22,9 @@ use wasi::http::types::{
 use wasi::io::poll::{Pollable, poll};
 use wasi::io::streams::StreamError;
 
+/// Most bytes one `blocking-write-and-flush` takes (wasi:io).
+const BODY_WRITE_MAX: usize = 4096;
+
 pub struct TimedTransport {
     pub deadline: Duration,
 }
@@ -64,7 +67,13 @@ impl Transport for TimedTransport {
         // body together (see kg_spin::EARLY_BODY_MAX: ~40 ms per request otherwise). A
         // larger one goes after the request has started, as spin-sdk does: it could
         // otherwise block on the host's buffer before anything is sent.
-        let body_first = request.body.as_ref().map_or(0, Vec::len) <= kg_spin::EARLY_BODY_MAX;
+        //
+        // Only what one `blocking-write-and-flush` takes (4096 bytes) goes first: before the
+        // request starts nothing drains the host's body channel (wasmtime-wasi-http holds
+        // two writes), so the flush of a second piece waited forever — a `run_read_cypher`
+        // call of more than 4 KiB (a plan naming 400 ids) hung.
+        let body_first = request.body.as_ref().map_or(0, Vec::len)
+            <= kg_spin::EARLY_BODY_MAX.min(BODY_WRITE_MAX);
         let mut pending = Some((outgoing, options));
         let mut started_future = None;
         if !body_first && let Some((outgoing, options)) = pending.take() {
@@ -81,7 +90,12 @@ impl Transport for TimedTransport {
             let stream = body
                 .write()
                 .map_err(|()| other("request body stream unavailable".into()))?;
-            for chunk in request.body.as_deref().unwrap_or_default().chunks(4096) {
+            for chunk in request
+                .body
+                .as_deref()
+                .unwrap_or_default()
+                .chunks(BODY_WRITE_MAX)
+            {
                 if let Err(e) = stream.blocking_write_and_flush(chunk) {
                     write_error = Some(TransportError {
                         kind: TransportErrorKind::Connect,
