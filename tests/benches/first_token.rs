@@ -1,9 +1,11 @@
 //! Time to the first answer token with an LLM that streams: the stub writes its first
-//! token 200 ms after the answering call's request arrives, then one every 100 ms. Two
+//! token 200 ms after the answering call's request arrives, then one every 100 ms. Three
 //! paths:
 //! - a question: a ReAct step calls a tool, the next answers, and the summariser's
 //!   streamed call writes the answer;
-//! - small talk (intent `answer`): the LLM's own streamed call is the answer.
+//! - small talk (intent `answer`): the LLM's own streamed call is the answer;
+//! - a question whose first ReAct step answers without calling a tool: that step's
+//!   streamed call is the answer.
 //!
 //! Reported for each:
 //! - end to end: from the client's `POST /chat/stream` to its first `content` event;
@@ -58,7 +60,13 @@ async fn measure(
             &json!({"message": message, "routing_mode": "rule"}),
         )
         .await?;
-        let first = events
+        // The answer's first token: after the last `content_start` that resets (a step's
+        // streamed draft before the summariser's answer is not the answer).
+        let answer_from = events
+            .iter()
+            .rposition(|(_, e)| e["type"] == "content_start" && e["reset"] == true)
+            .unwrap_or(0);
+        let first = events[answer_from..]
             .iter()
             .find(|(_, e)| e["type"] == "content")
             .map(|(at, _)| *at)
@@ -114,6 +122,14 @@ async fn main() -> anyhow::Result<()> {
     measure("direct answer (small talk)", &llm, &stack, "hello", || {
         vec![answer_tokens()]
     })
+    .await?;
+    measure(
+        "ReAct step answering without tools",
+        &llm,
+        &stack,
+        "How many suppliers are there?",
+        || vec![answer_tokens()],
+    )
     .await?;
     Ok(())
 }

@@ -2,7 +2,9 @@
 //! then one every 100 ms) and each token reaches the client as a `content` event while
 //! the LLM is still writing, not once its call is over — the summariser's answer after
 //! the tools, and the LLM's own direct answer (small talk). A ReAct step that needs no
-//! tool is the answer itself: one LLM call, no summariser.
+//! tool is the answer itself: one LLM call, no summariser, streamed as the step writes it;
+//! a step's text that turns out to preface tool calls is reasoning, and the answer's
+//! `content_start` resets it.
 
 use kg_e2e::llm_stub::streamed::{Step, StreamingLlm, Timing, timed_chat_stream};
 use kg_e2e::{Stack, auth, events};
@@ -24,12 +26,17 @@ fn search() -> Step {
     )])
 }
 
-/// The stream's events checked against the schema, its `content` events (with when each
-/// arrived), and their text, which is `completed`'s answer.
+/// The stream's events checked against the schema, its answer's `content` events (with
+/// when each arrived: those after the last `content_start` that resets, as a client
+/// keeps them), and their text, which is `completed`'s answer.
 fn checked(timed: &[(Instant, Value)]) -> (Vec<(Instant, Value)>, String, Value) {
     let events: Vec<Value> = timed.iter().map(|(_, e)| e.clone()).collect();
     events::check_stream(&events);
-    let contents: Vec<(Instant, Value)> = timed
+    let answer_from = timed
+        .iter()
+        .rposition(|(_, e)| e["type"] == "content_start" && e["reset"] == true)
+        .unwrap_or(0);
+    let contents: Vec<(Instant, Value)> = timed[answer_from..]
         .iter()
         .filter(|(_, e)| e["type"] == "content")
         .cloned()
@@ -242,4 +249,108 @@ async fn the_deadline_cuts_a_direct_answer_waiting_for_its_first_token() {
     );
     assert!(after < Duration::from_millis(1500), "{after:?}");
     assert!(!events.iter().any(|e| e["type"] == "content"));
+}
+
+/// A ReAct step that answers without calling a tool streams its own tokens: the step is
+/// the answer (one LLM call, with the tools offered), forwarded as the LLM writes it.
+#[tokio::test]
+async fn a_react_step_answering_without_tools_streams_its_tokens() {
+    let llm = StreamingLlm::start().await.unwrap();
+    let stack = Stack::with_stubs(&[llm.variables()], &[]).await;
+    let words = tokens(&[
+        "There ",
+        "are ",
+        "10 ",
+        "suppliers; ",
+        "SUP-007 ",
+        "is blocked.",
+    ]);
+    llm.then([Step::Tokens {
+        first_token: FIRST_TOKEN,
+        between: BETWEEN,
+        tokens: words.clone(),
+    }]);
+    let timed = timed_chat_stream(
+        &stack.host.url,
+        auth::ADMIN,
+        &json!({"message": "How many suppliers are there?", "routing_mode": "rule"}),
+    )
+    .await
+    .unwrap();
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 1, "one LLM call: {requests:?}");
+    assert_eq!(requests[0]["stream"], true);
+    assert!(requests[0]["tools"].is_array(), "the step is offered tools");
+    let (contents, text, completed) = checked(&timed);
+    assert_eq!(text, words.concat());
+    assert_eq!(completed["steps"], 1);
+    assert_eq!(completed["usage"]["total_tokens"], 15);
+    assert!(
+        !timed
+            .iter()
+            .any(|(_, e)| e["type"] == "content_start" && e["reset"] == true)
+    );
+    assert_forwarded_as_written("ReAct step", &contents, &llm.timings()[0], words.len());
+}
+
+/// A step that writes text and then calls tools: the text was streamed as it came, is
+/// then shown as the step's reasoning (`thinking`), and the summariser's answer comes
+/// after a `content_start` that resets it.
+#[tokio::test]
+async fn a_preface_to_tool_calls_is_reasoning_and_the_answer_resets_it() {
+    let llm = StreamingLlm::start().await.unwrap();
+    let stack = Stack::with_stubs(&[llm.variables()], &[]).await;
+    let preface = tokens(&["Let ", "me ", "look ", "that ", "up."]);
+    let words = tokens(&["There ", "are ", "10 ", "suppliers."]);
+    llm.then([
+        Step::Preface {
+            first_token: FIRST_TOKEN,
+            between: BETWEEN,
+            tokens: preface.clone(),
+            calls: vec![("search_instances".into(), json!({"search_term": "SUP"}))],
+        },
+        Step::Text("draft".into()),
+        Step::Tokens {
+            first_token: FIRST_TOKEN,
+            between: BETWEEN,
+            tokens: words.clone(),
+        },
+    ]);
+    let timed = timed_chat_stream(
+        &stack.host.url,
+        auth::ADMIN,
+        &json!({"message": "How many suppliers are there?", "routing_mode": "rule"}),
+    )
+    .await
+    .unwrap();
+    let (contents, text, _) = checked(&timed);
+    assert_eq!(text, words.concat());
+    let kinds: Vec<&str> = timed
+        .iter()
+        .map(|(_, e)| e["type"].as_str().unwrap())
+        .collect();
+    // The preface went out while the LLM wrote it, before the tool ran.
+    let first_content = kinds.iter().position(|k| *k == "content").unwrap();
+    let tool_call = kinds.iter().position(|k| *k == "tool_call").unwrap();
+    assert!(first_content < tool_call, "{kinds:?}");
+    assert!(timed[first_content].0 < llm.timings()[0].last_token.unwrap());
+    let reasoning = timed
+        .iter()
+        .position(|(_, e)| e["type"] == "thinking" && e["details"] == preface.concat())
+        .unwrap_or_else(|| panic!("no thinking with the preface: {kinds:?}"));
+    assert!(
+        first_content < reasoning && reasoning < tool_call,
+        "{kinds:?}"
+    );
+    assert!(
+        timed
+            .iter()
+            .any(|(_, e)| e["type"] == "content_start" && e["reset"] == true)
+    );
+    assert_forwarded_as_written(
+        "summariser after a preface",
+        &contents,
+        &llm.timings()[1],
+        words.len(),
+    );
 }

@@ -104,6 +104,19 @@ describe('reduce', () => {
     expect(empty.text).toBe('kept');
   });
 
+  it('discards the text shown so far when content_start resets', () => {
+    const s = run([
+      ['content_start', {}],
+      ['content', { content: 'Let me check. ' }],
+      ['thinking', { node: 'agent', display_name: 'Reasoning (step 1)', details: 'Let me check. ' }],
+      ['content_start', { reset: true }],
+      ['content', { content: 'ACME.' }],
+    ]);
+    expect(s.text).toBe('ACME.');
+    const kept = run([['content_start', {}], ['content', { content: 'a' }], ['content_start', {}], ['content', { content: 'b' }]]);
+    expect(kept.text).toBe('ab');
+  });
+
   it('keeps going past malformed and unknown events', () => {
     const s = run([
       ['content', '{not json'],

@@ -236,8 +236,11 @@ export function reduce(state: TurnState, event: string, data: string, now: numbe
       const counts = reportCounts(report);
       return { ...state, report, progress: counts && counts.total > 0 ? counts : state.progress };
     }
-    case 'content_start':
-      return { ...state, steps: closeRunning(state.steps, now, ['thinking', 'route']) };
+    case 'content_start': {
+      const steps = closeRunning(state.steps, now, ['thinking', 'route']);
+      // reset: the text shown so far was a ReAct step's preface or draft, not the answer.
+      return p.reset === true ? { ...state, steps, text: '' } : { ...state, steps };
+    }
     case 'content':
       return { ...state, text: state.text + str(p.content) };
     case 'trace':

@@ -44,7 +44,12 @@ pub fn turn_json(result: &TurnResult, events: &[Event], trace: bool, latency_ms:
     if trace {
         body["intermediate_steps"] = events
             .iter()
-            .filter(|e| !matches!(e, Event::Content(_) | Event::ContentStart))
+            .filter(|e| {
+                !matches!(
+                    e,
+                    Event::Content(_) | Event::ContentStart | Event::ContentReset
+                )
+            })
             .map(|e| {
                 let (kind, mut data) = e.encode();
                 data["type"] = json!(kind);

@@ -183,6 +183,9 @@ pub enum Event {
     ActionError(Value),
     ActionComplete(Value),
     ContentStart,
+    /// A `content_start` that also says to discard the content shown so far in the turn
+    /// (it was a ReAct step's text that turned out not to be the answer).
+    ContentReset,
     Content(String),
     Trace(Value),
     Error {
@@ -278,6 +281,7 @@ impl Event {
             Event::ActionError(e) => ("action_error", e.clone()),
             Event::ActionComplete(r) => ("action_complete", json!({"results": r})),
             Event::ContentStart => ("content_start", json!({})),
+            Event::ContentReset => ("content_start", json!({"reset": true})),
             Event::Content(text) => ("content", json!({"content": text})),
             Event::Trace(t) => ("trace", t.clone()),
             Event::Error { code, message } => ("error", json!({"code": code, "message": message})),
@@ -358,6 +362,7 @@ impl StreamState {
             }
             Event::ToolCall { step, .. } => self.steps = self.steps.max(*step),
             Event::Content(text) => self.answer.push_str(text),
+            Event::ContentReset => self.answer.clear(),
             Event::Error { .. } | Event::Failure { .. } => self.failed = true,
             Event::Completed(_) => self.completed = true,
             Event::Done => self.ended = true,

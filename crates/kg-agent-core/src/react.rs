@@ -5,7 +5,8 @@
 
 use crate::events::Event;
 use crate::telemetry::PromptVersion;
-use crate::turn::ports::{EventSink, Toolset};
+use crate::turn::ports::{EventSink, ModelStream, Toolset};
+use crate::turn::reply_stream::{Pulled, pull_reply};
 use kg_http::ApiError;
 use kg_prompts::{Lang, PromptError};
 use llm_client::{
@@ -42,6 +43,13 @@ pub fn prompt_error(e: &PromptError) -> ApiError {
 /// The LLM, as the loop needs it.
 pub trait Model {
     fn complete(&mut self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
+    /// Sends `request` streamed, to be pulled a piece at a time (its text may be followed
+    /// by tool calls, which come with the finished response). `Err` when the stream cannot
+    /// start: the caller falls back to [`Model::complete`]. A failure once it started
+    /// (after its retries) comes from a pull. By default a model does not stream.
+    fn start_stream(&mut self, _request: &ChatRequest) -> Result<Box<dyn ModelStream>, LlmError> {
+        Err(LlmError::NotConfigured("this model does not stream".into()))
+    }
 }
 
 /// What a tool call produced.
@@ -71,6 +79,10 @@ pub struct Gathered {
 pub struct LoopOutcome {
     /// The model's own final answer; `None` when the step limit cut the loop short.
     pub answer: Option<String>,
+    /// The answer's text already went out as `content` events (its step was streamed).
+    pub answer_shown: bool,
+    /// The model the endpoint said answered the last step (`model` of its response).
+    pub model: Option<String>,
     /// Every tool call and its observation, in order.
     pub gathered: Vec<Gathered>,
     /// Model calls made.
@@ -101,6 +113,8 @@ pub fn run(
 ) -> Result<LoopOutcome, LlmError> {
     let mut outcome = LoopOutcome {
         answer: None,
+        answer_shown: false,
+        model: None,
         gathered: Vec::new(),
         steps: 0,
         limit_reached: false,
@@ -131,15 +145,16 @@ pub fn run(
         let request =
             ChatRequest::new(messages.clone()).with_tools(tools.to_vec(), ToolChoice::Auto);
         let started = std::time::Instant::now();
-        let response = match model.complete(&request) {
-            Ok(response) => response,
-            // A call cut short because the client left is a cancellation, not a failure.
-            Err(_) if sink.gone() => {
-                outcome.cancelled = true;
-                return Ok(outcome);
-            }
-            Err(e) => return Err(e),
+        // Only a step before any tool ran can be the answer (after one, the summariser or
+        // the plan's report is): only such a step is streamed.
+        let may_answer = outcome.gathered.is_empty();
+        let Some((response, shown)) = call_model(model, &request, may_answer, sink)? else {
+            outcome.cancelled = true;
+            return Ok(outcome);
         };
+        if let Some(model) = response.model.as_ref().filter(|m| !m.is_empty()) {
+            outcome.model = Some(model.clone());
+        }
         let usage = response.usage.unwrap_or_default();
         sink.emit(crate::events::step_trace(
             step,
@@ -159,7 +174,19 @@ pub fn run(
         }
         if response.tool_calls.is_empty() {
             outcome.answer = Some(response.content);
+            outcome.answer_shown = shown;
             return Ok(outcome);
+        }
+        if shown {
+            // The text streamed in case it was the answer prefaced tool calls: it is
+            // reasoning, and the answer written later replaces it.
+            sink.emit(Event::Thinking {
+                node: "agent".into(),
+                display_name: format!("Reasoning (step {step})"),
+                details: response.content.clone(),
+                sub_status: "before calling tools".into(),
+            });
+            sink.retract_content();
         }
         let content = (!response.content.is_empty()).then(|| response.content.clone());
         messages.push(Message::assistant_tool_calls(
@@ -209,6 +236,33 @@ pub fn run(
     }
     outcome.limit_reached = true;
     Ok(outcome)
+}
+
+/// One step's LLM call: streamed when the client reads a stream and the step `may_answer`
+/// (its text shown as it comes, in case it is the answer: the stream says only at its end
+/// whether tool calls follow), else whole. `Some((response, shown))`, or `None` when the
+/// client left or the deadline passed during the call (a cancellation, not a failure).
+fn call_model(
+    model: &mut dyn Model,
+    request: &ChatRequest,
+    may_answer: bool,
+    sink: &mut dyn EventSink,
+) -> Result<Option<(ChatResponse, bool)>, LlmError> {
+    if may_answer
+        && sink.streaming()
+        && let Ok(mut stream) = model.start_stream(request)
+    {
+        return match pull_reply(&mut *stream, sink) {
+            Pulled::Finished { response, shown } => Ok(Some((response, shown))),
+            Pulled::Stopped => Ok(None),
+            Pulled::Failed(e) => Err(e),
+        };
+    }
+    match model.complete(request) {
+        Ok(response) => Ok(Some((response, false))),
+        Err(_) if sink.gone() => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! A scripted Chat Completions endpoint that streams: a [`Step::Tokens`] reply is sent as
-//! SSE chunks, the first after `first_token`, the next ones `between` apart, so a test can
+//! A scripted Chat Completions endpoint that streams: a [`Step::Tokens`] reply (or a
+//! [`Step::Preface`], which then calls tools) is sent as SSE chunks, the first after `first_token`, the next ones `between` apart, so a test can
 //! tell text forwarded as it arrives from text forwarded once the call is over. wiremock
 //! (the other stub) answers whole bodies only. Each streamed reply records when its
 //! request arrived and when its first and last tokens were written.
@@ -28,6 +28,14 @@ pub enum Step {
         first_token: Duration,
         between: Duration,
         tokens: Vec<String>,
+    },
+    /// Streamed like [`Step::Tokens`], then tool calls (name, arguments) in the same
+    /// response: text a ReAct step writes before calling tools.
+    Preface {
+        first_token: Duration,
+        between: Duration,
+        tokens: Vec<String>,
+        calls: Vec<(String, Value)>,
     },
 }
 
@@ -156,7 +164,7 @@ async fn answer(
             .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
         shared.script.pop_front()
     };
-    let (first_token, between, tokens) = match step {
+    let (first_token, between, tokens, calls) = match step {
         None => {
             return Ok(whole(
                 500,
@@ -186,7 +194,13 @@ async fn answer(
             first_token,
             between,
             tokens,
-        }) => (first_token, between, tokens),
+        }) => (first_token, between, tokens, Vec::new()),
+        Some(Step::Preface {
+            first_token,
+            between,
+            tokens,
+            calls,
+        }) => (first_token, between, tokens, calls),
     };
     let timing = Arc::new(Mutex::new(Timing {
         received: Some(received),
@@ -221,7 +235,21 @@ async fn answer(
                 timing.last_token = Some(now);
             }
         }
-        let _ = sender.send(chunk(json!({}), Some("stop"))).await;
+        if calls.is_empty() {
+            let _ = sender.send(chunk(json!({}), Some("stop"))).await;
+        } else {
+            let calls: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, args))| {
+                    json!({"index": i, "id": format!("call-{i}"), "type": "function",
+                        "function": {"name": name, "arguments": args.to_string()}})
+                })
+                .collect();
+            let _ = sender
+                .send(chunk(json!({"tool_calls": calls}), Some("tool_calls")))
+                .await;
+        }
         let _ = sender.send(Bytes::from_static(b"data: [DONE]\n\n")).await;
     });
     let frames = futures::stream::unfold(receiver, |mut receiver| async move {

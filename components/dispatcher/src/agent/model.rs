@@ -130,6 +130,15 @@ impl Model for LlmModel {
         }
         Ok(response)
     }
+    /// kg-spin's `LlmStream` (the summariser's), for a direct answer or a ReAct step (its
+    /// tools go with the request): the same retries before the first byte, the same
+    /// per-call deadline and errors. It needs no heartbeat transport: the turn
+    /// pulls it in short waits and looks at its client and deadline between pulls.
+    fn start_stream(&mut self, request: &ChatRequest) -> Result<Box<dyn ModelStream>, LlmError> {
+        let config = self.client.as_ref().map_err(Clone::clone)?.config().clone();
+        let client = LlmClient::new(config, SpinLlmTransport);
+        Ok(Box::new(Streamed(LlmStream::start(client, request))))
+    }
 }
 
 impl AgentModel for LlmModel {
@@ -147,17 +156,9 @@ impl AgentModel for LlmModel {
         let config = self.client.as_ref().ok()?.config();
         Some((config.base_url.clone(), config.model.clone()))
     }
-    /// kg-spin's `LlmStream` (the summariser's): the same retries before the first byte,
-    /// the same per-call deadline and errors. It needs no heartbeat transport: the turn
-    /// pulls it in short waits and looks at its client and deadline between pulls.
-    fn start_stream(&mut self, request: &ChatRequest) -> Result<Box<dyn ModelStream>, LlmError> {
-        let config = self.client.as_ref().map_err(Clone::clone)?.config().clone();
-        let client = LlmClient::new(config, SpinLlmTransport);
-        Ok(Box::new(Streamed(LlmStream::start(client, request))))
-    }
 }
 
-/// A direct answer being streamed (dropping it abandons the call).
+/// A direct answer or a ReAct step being streamed (dropping it abandons the call).
 struct Streamed(LlmStream);
 
 impl ModelStream for Streamed {

@@ -2,7 +2,8 @@
 //! report), or the LLM answers directly (small talk, or a ReAct step that needed no tool);
 //! streamed as `content` events when the client reads a stream.
 
-use super::ports::{ModelPoll, Ports};
+use super::ports::Ports;
+use super::reply_stream::{Pulled, pull_reply};
 use super::{TurnResult, check_listening, llm_api_error, stopped};
 use crate::events::Event;
 use crate::react::Gathered;
@@ -73,11 +74,6 @@ fn stream_answer(request: &SummaryRequest, p: &mut Ports) -> Option<Result<Answe
     }
 }
 
-/// How long one pull of a direct answer's stream waits. The stream is the dispatcher's
-/// own LLM call (no component call per pull), so pulls are cheap and as short as the
-/// check for a departed client while an LLM call is pending.
-const MODEL_STREAM_WAIT_MS: u32 = 20;
-
 /// The LLM answers `request` itself (no tools, no summariser): streamed as `content`
 /// events when the client reads a stream, else (or when the stream cannot start) one
 /// whole completion. Records the answer, its usage and the model that wrote it.
@@ -119,47 +115,31 @@ pub fn answer_directly(
     Ok(())
 }
 
-/// Pulls the LLM's own answer stream, each delta a `content` event (`content_start`
-/// before the first, so an LLM that fails before writing anything leaves no empty answer
-/// behind). `None` when the stream could not start. The turn looks between pulls whether
-/// the client left or the deadline passed; dropping the stream abandons the call. A
-/// failure is the LLM's error (its retries happened before the first byte): the call is
-/// not sent again.
+/// The LLM's own answer stream, pulled to its end (see [`pull_reply`]); a reply that
+/// arrived without deltas goes out whole. `None` when the stream could not start.
 fn stream_reply(request: &ChatRequest, p: &mut Ports) -> Option<Result<ChatResponse, ApiError>> {
     let mut stream = p.model.start_stream(request).ok()?;
-    let mut started = false;
-    loop {
-        if p.sink.gone() {
-            return Some(Err(stopped(p)));
-        }
-        match stream.next(MODEL_STREAM_WAIT_MS) {
-            Ok(ModelPoll::Delta(text)) => {
-                if !started {
-                    p.sink.emit(Event::ContentStart);
-                    started = true;
-                }
-                p.sink.emit(Event::Content(text));
+    Some(match pull_reply(&mut *stream, &mut *p.sink) {
+        Pulled::Finished { response, shown } => {
+            if !shown {
+                p.sink.emit(Event::ContentStart);
+                p.sink.emit(Event::Content(response.content.clone()));
             }
-            Ok(ModelPoll::Pending) => p.sink.heartbeat(),
-            Ok(ModelPoll::Finished(response)) => {
-                if !started {
-                    p.sink.emit(Event::ContentStart);
-                    p.sink.emit(Event::Content(response.content.clone()));
-                }
-                return Some(Ok(response));
-            }
-            Err(_) if p.sink.gone() => return Some(Err(stopped(p))),
-            Err(e) => return Some(Err(llm_api_error(&e, p.model.endpoint()))),
+            Ok(response)
         }
-    }
+        Pulled::Stopped => Err(stopped(p)),
+        Pulled::Failed(e) => Err(llm_api_error(&e, p.model.endpoint())),
+    })
 }
 
-/// The ReAct loop's own answer, given whole (the step's response was complete before it
-/// could be told from a preface to tool calls; see docs/agent.md).
-pub fn give_draft(draft: &str, p: &mut Ports, result: &mut TurnResult) {
+/// The ReAct loop's own answer: already out when its step was streamed (`shown`), else
+/// given whole.
+pub fn give_draft(draft: &str, shown: bool, p: &mut Ports, result: &mut TurnResult) {
     result.answer = draft.to_string();
-    p.sink.emit(Event::ContentStart);
-    p.sink.emit(Event::Content(result.answer.clone()));
+    if !shown {
+        p.sink.emit(Event::ContentStart);
+        p.sink.emit(Event::Content(result.answer.clone()));
+    }
 }
 
 /// What the answer is written from.

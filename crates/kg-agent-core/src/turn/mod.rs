@@ -13,6 +13,7 @@ mod act;
 mod answer;
 pub mod deadline;
 pub mod ports;
+pub mod reply_stream;
 
 pub use act::resolve;
 
@@ -473,23 +474,31 @@ fn converse(
             result.prompt_tokens += outcome.usage.prompt_tokens;
             result.completion_tokens += outcome.usage.completion_tokens;
             result.steps = outcome.steps;
-            result.model_used = Some(p.model.used());
+            result.model_used = Some(outcome.model.clone().unwrap_or_else(|| p.model.used()));
             for g in &outcome.gathered {
                 let line = format!("{}: {}", g.call.name, g.observation.summary);
                 remember(p, &conversation, "tool", &line, None);
             }
             check_listening(p)?;
-            if let Some(plan) = p.tools.take_plan() {
+            let plan = p.tools.take_plan();
+            let draft_is_answer = plan.is_none()
+                && outcome.gathered.is_empty()
+                && outcome
+                    .answer
+                    .as_deref()
+                    .is_some_and(|d| !d.trim().is_empty());
+            if outcome.answer_shown && !draft_is_answer {
+                // The streamed step's text is not the answer (it was blank): the answer
+                // written next replaces it.
+                p.sink.retract_content();
+            }
+            if let Some(plan) = plan {
                 act::plan_action(&conversation, &question, plan, actor, p, &mut result)?;
-            } else if let Some(draft) = outcome
-                .answer
-                .as_deref()
-                .filter(|d| outcome.gathered.is_empty() && !d.trim().is_empty())
-            {
+            } else if let Some(draft) = outcome.answer.as_deref().filter(|_| draft_is_answer) {
                 // The LLM answered without needing a tool: nothing to ground or cite, so
                 // its answer is the answer — one LLM round trip, not a second (summariser)
                 // call before the first token.
-                answer::give_draft(draft, p, &mut result);
+                answer::give_draft(draft, outcome.answer_shown, p, &mut result);
             } else {
                 let note = outcome.limit_reached.then(|| format!("The step limit ({}) was reached; answer from what was gathered and say so.", settings.max_steps));
                 let mut evidence = answer::evidence_of(&outcome.gathered);

@@ -14,7 +14,7 @@ use kg_wit::kg::action_executor::action_executor::{
 use kg_wit::kg::router::router::{RouteDecision, RouteRequest};
 use kg_wit::kg::summariser::summariser::{Answer, StreamPoll, SummaryRequest};
 use kg_wit::types::{Caller, Error};
-use llm_client::{ChatRequest, ChatResponse, LlmError, ToolSpec};
+use llm_client::{ChatResponse, LlmError, ToolSpec};
 use std::collections::HashMap;
 
 /// Why a turn stopped starting work.
@@ -44,6 +44,11 @@ pub trait EventSink {
     }
     /// Called while waiting; a stream sends a comment so proxies keep it open.
     fn heartbeat(&mut self) {}
+    /// The `content` shown so far in this turn was not the answer (a ReAct step's text,
+    /// streamed in case it was, turned out to preface tool calls or to be a draft): the
+    /// next `content_start` tells the client to discard it. The turn's own sink
+    /// ([`super::deadline::Bounded`]) does that; others ignore it.
+    fn retract_content(&mut self) {}
 }
 
 /// Keeps every event, for `/chat`'s JSON answer (and tests).
@@ -68,10 +73,6 @@ pub trait AgentModel: Model {
     fn used(&self) -> String;
     /// The configured endpoint and model (never the key), when configured.
     fn endpoint(&self) -> Option<(String, String)>;
-    /// Sends `request` (no tools: its text is the answer) streamed, to be pulled a piece
-    /// at a time. `Err` when the stream cannot start: the caller falls back to
-    /// [`Model::complete`]. A failure once it started (after its retries) comes from a pull.
-    fn start_stream(&mut self, request: &ChatRequest) -> Result<Box<dyn ModelStream>, LlmError>;
 }
 
 /// What one pull of a streamed LLM answer found.

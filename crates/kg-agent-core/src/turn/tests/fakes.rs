@@ -78,6 +78,8 @@ impl EventSink for Sink {
 pub enum Say {
     Tools(Vec<(&'static str, serde_json::Value)>),
     Text(&'static str),
+    /// Text, then tool calls, in one response (a preface the model writes before them).
+    Preface(&'static str, Vec<(&'static str, serde_json::Value)>),
     Fail,
     /// The client leaves while this call is out (the transport then gives up).
     LeaveDuringCall,
@@ -150,6 +152,18 @@ impl ModelStream for FakeStream {
     }
 }
 
+fn tool_calls(step: u32, calls: Vec<(&'static str, serde_json::Value)>) -> Vec<ToolCall> {
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, args))| ToolCall {
+            id: format!("call-{step}-{i}"),
+            name: name.into(),
+            arguments: args.to_string(),
+        })
+        .collect()
+}
+
 impl Model for FakeModel {
     fn complete(&mut self, _request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         // A real transport sends nothing once the client is gone.
@@ -167,18 +181,8 @@ impl Model for FakeModel {
         let step = self.calls;
         let (content, tool_calls) = match say {
             Say::Text(t) => (t.to_string(), vec![]),
-            Say::Tools(calls) => (
-                String::new(),
-                calls
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, (name, args))| ToolCall {
-                        id: format!("call-{step}-{i}"),
-                        name: name.into(),
-                        arguments: args.to_string(),
-                    })
-                    .collect(),
-            ),
+            Say::Tools(calls) => (String::new(), tool_calls(step, calls)),
+            Say::Preface(text, calls) => (text.to_string(), tool_calls(step, calls)),
             Say::Fail => {
                 return Err(LlmError::Unavailable {
                     message: "HTTP 503".into(),
@@ -203,22 +207,6 @@ impl Model for FakeModel {
             }),
             model: Some("fake-model".into()),
         })
-    }
-}
-
-impl AgentModel for FakeModel {
-    fn ready(&self) -> Result<(), LlmError> {
-        if self.configured {
-            Ok(())
-        } else {
-            Err(LlmError::NotConfigured("llm_base_url".into()))
-        }
-    }
-    fn used(&self) -> String {
-        "fake-model".into()
-    }
-    fn endpoint(&self) -> Option<(String, String)> {
-        Some(("http://llm.test/v1".into(), "fake-model".into()))
     }
     /// The next scripted answer, word by word with a quiet pull before each word (or a
     /// quiet pull, then the scripted failure).
@@ -249,6 +237,22 @@ impl AgentModel for FakeModel {
             pulls: self.pulls.clone(),
             stop_at_ms: self.stop_at_ms,
         }))
+    }
+}
+
+impl AgentModel for FakeModel {
+    fn ready(&self) -> Result<(), LlmError> {
+        if self.configured {
+            Ok(())
+        } else {
+            Err(LlmError::NotConfigured("llm_base_url".into()))
+        }
+    }
+    fn used(&self) -> String {
+        "fake-model".into()
+    }
+    fn endpoint(&self) -> Option<(String, String)> {
+        Some(("http://llm.test/v1".into(), "fake-model".into()))
     }
 }
 

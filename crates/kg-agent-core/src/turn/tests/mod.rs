@@ -8,6 +8,7 @@ mod fakes;
 mod fresh;
 mod out_of_time;
 mod properties;
+mod react_streamed;
 
 use super::deadline::Deadline;
 use super::{CANCELLED_ROUTE, Settings, TurnResult, resolve, turn};

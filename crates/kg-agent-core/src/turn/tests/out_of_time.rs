@@ -62,6 +62,8 @@ fn the_deadline_stops_the_loop_after_the_step_that_crossed_it() {
     let mut world = World::new(Intent::Query, searches(8), true);
     // Steps take 400 ms: the third starts at 800 and ends at 1200, past the deadline.
     world.model.call_ms = 400;
+    // Whole completions: a streamed step is cut at the deadline itself, between pulls.
+    world.model.streams = false;
     run_with_deadline(&mut world, "who supplies what?", 1_000).unwrap();
     assert_eq!(world.model.calls, 3);
     // The third step's tool call never started, nor did the summariser.

@@ -5,7 +5,8 @@
 //! - every `tool_call` has its `tool_result` (same id, same step), right after it;
 //! - `conversation_id` comes first and `completed` (or a failure's `error`) last; framed
 //!   as a stream, `done` is the last frame and there is exactly one;
-//! - steps never go back; `content` only after `content_start`.
+//! - steps never go back; `content` only after `content_start`; a `content_start` that
+//!   resets comes only after content was shown.
 
 use super::fakes::{Say, World};
 use super::run;
@@ -22,6 +23,7 @@ fn say() -> impl Strategy<Value = Say> {
         )
         .prop_map(|names| Say::Tools(names.into_iter().map(|n| (n, json!({}))).collect())),
         1 => Just(Say::Text("an answer")),
+        1 => Just(Say::Preface("let me look ", vec![("search_instances", json!({}))])),
         1 => Just(Say::Fail),
     ]
 }
@@ -55,6 +57,8 @@ fn check_order(events: &[Event]) -> Result<(), TestCaseError> {
                 );
             }
             Event::ContentStart => content_started = true,
+            // A reset discards content shown before: there was some.
+            Event::ContentReset => prop_assert!(content_started, "reset before any content"),
             Event::Content(_) => prop_assert!(content_started),
             Event::Completed(_) | Event::Failure { .. } => {
                 prop_assert_eq!(i, events.len() - 1, "completed/error is not last");

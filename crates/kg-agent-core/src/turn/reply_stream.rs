@@ -1,0 +1,47 @@
+//! Pulling the LLM's own streamed reply (a direct answer, or a ReAct step's), each text
+//! delta sent on at once as a `content` event.
+
+use super::ports::{EventSink, ModelPoll, ModelStream};
+use crate::events::Event;
+use llm_client::{ChatResponse, LlmError};
+
+/// How long one pull of the LLM's stream waits. The stream is the dispatcher's own LLM
+/// call (no component call per pull), so pulls are cheap and as short as the check for a
+/// departed client while an LLM call is pending.
+const MODEL_STREAM_WAIT_MS: u32 = 20;
+
+/// How a pulled reply ended.
+#[derive(Debug)]
+pub enum Pulled {
+    /// The call is over. `shown`: some of its text went out as `content` events.
+    Finished { response: ChatResponse, shown: bool },
+    /// The client left or the turn's deadline passed; dropping the stream abandons it.
+    Stopped,
+    /// The LLM's error (its retries happened before the first byte): not sent again.
+    Failed(LlmError),
+}
+
+/// Pulls `stream` to its end, each delta a `content` event (`content_start` before the
+/// first, so an LLM that fails before writing anything leaves no empty answer behind).
+/// Between pulls it looks whether the client left or the deadline passed.
+pub fn pull_reply(stream: &mut dyn ModelStream, sink: &mut dyn EventSink) -> Pulled {
+    let mut shown = false;
+    loop {
+        if sink.gone() {
+            return Pulled::Stopped;
+        }
+        match stream.next(MODEL_STREAM_WAIT_MS) {
+            Ok(ModelPoll::Delta(text)) => {
+                if !shown {
+                    sink.emit(Event::ContentStart);
+                    shown = true;
+                }
+                sink.emit(Event::Content(text));
+            }
+            Ok(ModelPoll::Pending) => sink.heartbeat(),
+            Ok(ModelPoll::Finished(response)) => return Pulled::Finished { response, shown },
+            Err(_) if sink.gone() => return Pulled::Stopped,
+            Err(e) => return Pulled::Failed(e),
+        }
+    }
+}
