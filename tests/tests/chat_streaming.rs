@@ -26,6 +26,32 @@ fn search() -> Step {
     )])
 }
 
+/// Streams `message` to the agent as the admin, routed by rule; each event with when it came.
+async fn ask(stack: &Stack, message: &str) -> Vec<(Instant, Value)> {
+    timed_chat_stream(
+        &stack.host.url,
+        auth::ADMIN,
+        &json!({"message": message, "routing_mode": "rule"}),
+    )
+    .await
+    .unwrap()
+}
+
+/// Asks `message` under a turn deadline and returns how long after the request the
+/// stream's `turn_deadline_exceeded` error came, and the stream's events (schema-checked).
+async fn deadline_error(stack: &Stack, message: &str) -> (Duration, Vec<Value>) {
+    let started = Instant::now();
+    let timed = ask(stack, message).await;
+    let events: Vec<Value> = timed.iter().map(|(_, e)| e.clone()).collect();
+    events::check_stream(&events);
+    let (at, error) = timed
+        .iter()
+        .find(|(_, e)| e["type"] == "error")
+        .expect("an error event");
+    assert_eq!(error["code"], "turn_deadline_exceeded", "{error}");
+    (at.duration_since(started), events)
+}
+
 /// The stream's events checked against the schema, its answer's `content` events (with
 /// when each arrived: those after the last `content_start` that resets, as a client
 /// keeps them), and their text, which is `completed`'s answer.
@@ -108,13 +134,7 @@ async fn answer_tokens_reach_the_client_as_the_llm_writes_them() {
             tokens: words.clone(),
         },
     ]);
-    let timed = timed_chat_stream(
-        &stack.host.url,
-        auth::ADMIN,
-        &json!({"message": "How many suppliers are there?", "routing_mode": "rule"}),
-    )
-    .await
-    .unwrap();
+    let timed = ask(&stack, "How many suppliers are there?").await;
     // The summariser asked for a stream.
     assert_eq!(llm.requests()[2]["stream"], true, "{:?}", llm.requests()[2]);
     let (contents, text, _) = checked(&timed);
@@ -134,13 +154,7 @@ async fn a_direct_answer_streams_the_llm_s_own_tokens() {
         between: BETWEEN,
         tokens: words.clone(),
     }]);
-    let timed = timed_chat_stream(
-        &stack.host.url,
-        auth::ADMIN,
-        &json!({"message": "hello", "routing_mode": "rule"}),
-    )
-    .await
-    .unwrap();
+    let timed = ask(&stack, "hello").await;
     let requests = llm.requests();
     assert_eq!(requests.len(), 1, "one LLM call: {requests:?}");
     assert_eq!(requests[0]["stream"], true);
@@ -163,13 +177,7 @@ async fn a_question_answered_without_tools_takes_one_llm_call() {
     let llm = StreamingLlm::start().await.unwrap();
     let stack = Stack::with_stubs(&[llm.variables()], &[]).await;
     llm.then([Step::Text("There are 10 suppliers.".into())]);
-    let timed = timed_chat_stream(
-        &stack.host.url,
-        auth::ADMIN,
-        &json!({"message": "How many suppliers are there?", "routing_mode": "rule"}),
-    )
-    .await
-    .unwrap();
+    let timed = ask(&stack, "How many suppliers are there?").await;
     let (_, text, completed) = checked(&timed);
     assert_eq!(text, "There are 10 suppliers.");
     assert_eq!(completed["steps"], 1);
@@ -192,22 +200,7 @@ async fn the_deadline_cuts_a_summariser_call_waiting_for_its_first_token() {
             tokens: tokens(&["too ", "late"]),
         },
     ]);
-    let started = Instant::now();
-    let timed = timed_chat_stream(
-        &stack.host.url,
-        auth::ADMIN,
-        &json!({"message": "How many suppliers are there?", "routing_mode": "rule"}),
-    )
-    .await
-    .unwrap();
-    let events: Vec<Value> = timed.iter().map(|(_, e)| e.clone()).collect();
-    events::check_stream(&events);
-    let (at, error) = timed
-        .iter()
-        .find(|(_, e)| e["type"] == "error")
-        .expect("an error event");
-    assert_eq!(error["code"], "turn_deadline_exceeded", "{error}");
-    let after = at.duration_since(started);
+    let (after, events) = deadline_error(&stack, "How many suppliers are there?").await;
     eprintln!("deadline 800 ms: the stream's error came {after:?} after the request");
     assert!(after < Duration::from_millis(2500), "{after:?}");
     assert!(
@@ -228,22 +221,7 @@ async fn the_deadline_cuts_a_direct_answer_waiting_for_its_first_token() {
         between: BETWEEN,
         tokens: tokens(&["too ", "late"]),
     }]);
-    let started = Instant::now();
-    let timed = timed_chat_stream(
-        &stack.host.url,
-        auth::ADMIN,
-        &json!({"message": "hello", "routing_mode": "rule"}),
-    )
-    .await
-    .unwrap();
-    let events: Vec<Value> = timed.iter().map(|(_, e)| e.clone()).collect();
-    events::check_stream(&events);
-    let (at, error) = timed
-        .iter()
-        .find(|(_, e)| e["type"] == "error")
-        .expect("an error event");
-    assert_eq!(error["code"], "turn_deadline_exceeded", "{error}");
-    let after = at.duration_since(started);
+    let (after, events) = deadline_error(&stack, "hello").await;
     eprintln!(
         "deadline 800 ms, direct answer: the stream's error came {after:?} after the request"
     );
@@ -270,13 +248,7 @@ async fn a_react_step_answering_without_tools_streams_its_tokens() {
         between: BETWEEN,
         tokens: words.clone(),
     }]);
-    let timed = timed_chat_stream(
-        &stack.host.url,
-        auth::ADMIN,
-        &json!({"message": "How many suppliers are there?", "routing_mode": "rule"}),
-    )
-    .await
-    .unwrap();
+    let timed = ask(&stack, "How many suppliers are there?").await;
     let requests = llm.requests();
     assert_eq!(requests.len(), 1, "one LLM call: {requests:?}");
     assert_eq!(requests[0]["stream"], true);
@@ -316,13 +288,7 @@ async fn a_preface_to_tool_calls_is_reasoning_and_the_answer_resets_it() {
             tokens: words.clone(),
         },
     ]);
-    let timed = timed_chat_stream(
-        &stack.host.url,
-        auth::ADMIN,
-        &json!({"message": "How many suppliers are there?", "routing_mode": "rule"}),
-    )
-    .await
-    .unwrap();
+    let timed = ask(&stack, "How many suppliers are there?").await;
     let (contents, text, _) = checked(&timed);
     assert_eq!(text, words.concat());
     let kinds: Vec<&str> = timed
