@@ -122,46 +122,22 @@ impl Watch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::tests::MemKv;
+    use crate::memory::tests::{MemKv, WatchedKv};
     use proptest::prelude::*;
-    use std::cell::Cell;
-
-    /// Counts reads, to check the mark is read sparingly.
-    #[derive(Default)]
-    struct CountingKv {
-        inner: MemKv,
-        reads: Cell<u32>,
-    }
-
-    impl Kv for CountingKv {
-        fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
-            self.reads.set(self.reads.get() + 1);
-            self.inner.get(key)
-        }
-        fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
-            self.inner.set(key, value)
-        }
-        fn delete(&self, key: &str) -> Result<(), String> {
-            self.inner.delete(key)
-        }
-        fn keys(&self) -> Result<Vec<String>, String> {
-            self.inner.keys()
-        }
-    }
 
     #[test]
     fn a_present_client_never_abandons_and_grace_zero_stops_at_once() {
-        let kv = CountingKv::default();
+        let kv = WatchedKv::default();
         let mut watch = Watch::new("t1", 0);
         assert!(!watch.abandoned(false, 1_000_000, &kv));
         assert!(watch.abandoned(true, 1_000_001, &kv));
         assert!(watch.abandoned(false, 1_000_002, &kv), "stays abandoned");
-        assert_eq!(kv.reads.get(), 0, "grace 0 never reads the store");
+        assert_eq!(kv.reads(), 0, "grace 0 never reads the store");
     }
 
     #[test]
     fn without_a_reader_the_turn_stops_once_the_grace_has_run_out() {
-        let kv = CountingKv::default();
+        let kv = WatchedKv::default();
         let mut watch = Watch::new("t1", 15_000);
         let left = 1_000_000;
         for t in (left..=left + 15_000).step_by(20) {
@@ -170,15 +146,15 @@ mod tests {
         assert!(watch.abandoned(true, left + 15_001, &kv));
         // One read per CHECK_MS at most (plus the last look before giving up).
         assert!(
-            kv.reads.get() <= 15_000 / CHECK_MS as u32 + 2,
+            kv.reads() <= 15_000 / CHECK_MS as usize + 2,
             "{}",
-            kv.reads.get()
+            kv.reads()
         );
     }
 
     #[test]
     fn an_attached_reader_keeps_the_turn_going_until_its_mark_goes_stale() {
-        let kv = CountingKv::default();
+        let kv = WatchedKv::default();
         let mut watch = Watch::new("t1", 5_000);
         let left = 1_000_000;
         assert!(!watch.abandoned(true, left, &kv));

@@ -334,6 +334,39 @@ pub(crate) mod tests {
         }
     }
 
+    /// A [`MemKv`] that records the keys read and how often the keys were listed, for
+    /// tests of how sparingly the store is used.
+    #[derive(Default)]
+    pub struct WatchedKv {
+        inner: MemKv,
+        pub read: RefCell<Vec<String>>,
+        pub listed: std::cell::Cell<usize>,
+    }
+
+    impl WatchedKv {
+        /// How many reads there were.
+        pub fn reads(&self) -> usize {
+            self.read.borrow().len()
+        }
+    }
+
+    impl Kv for WatchedKv {
+        fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+            self.read.borrow_mut().push(key.to_string());
+            self.inner.get(key)
+        }
+        fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+            self.inner.set(key, value)
+        }
+        fn delete(&self, key: &str) -> Result<(), String> {
+            self.inner.delete(key)
+        }
+        fn keys(&self) -> Result<Vec<String>, String> {
+            self.listed.set(self.listed.get() + 1);
+            self.inner.keys()
+        }
+    }
+
     fn turn(role: &str, content: &str) -> Turn {
         Turn {
             role: role.into(),

@@ -4,42 +4,16 @@
 
 use super::fakes::{Say, World};
 use super::{actor, body};
-use crate::memory::{Kv, tests::MemKv};
+use crate::memory::tests::WatchedKv;
 use crate::turn::deadline::Deadline;
 use crate::turn::ports::Ports;
 use crate::turn::{Settings, TurnResult, turn};
 use kg_http::ApiError;
 use kg_wit::kg::router::router::Intent;
-use std::cell::{Cell, RefCell};
-
-/// The store, recording the keys read and how often every key was listed.
-#[derive(Default)]
-struct Watched {
-    inner: MemKv,
-    read: RefCell<Vec<String>>,
-    listed: Cell<usize>,
-}
-
-impl Kv for Watched {
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
-        self.read.borrow_mut().push(key.to_string());
-        self.inner.get(key)
-    }
-    fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
-        self.inner.set(key, value)
-    }
-    fn delete(&self, key: &str) -> Result<(), String> {
-        self.inner.delete(key)
-    }
-    fn keys(&self) -> Result<Vec<String>, String> {
-        self.listed.set(self.listed.get() + 1);
-        self.inner.keys()
-    }
-}
 
 fn run(
     world: &mut World,
-    kv: &Watched,
+    kv: &WatchedKv,
     conversation: Option<&str>,
 ) -> Result<TurnResult, ApiError> {
     let mut ports = Ports {
@@ -66,7 +40,7 @@ fn run(
 
 #[test]
 fn a_new_conversation_is_not_read_and_the_next_turn_reads_it() {
-    let kv = Watched::default();
+    let kv = WatchedKv::default();
     let mut world = World::new(Intent::Query, vec![Say::Text("There are 10.")], false);
     let first = run(&mut world, &kv, None).expect("first turn");
     let conversation = first.conversation_id.clone();
