@@ -56,8 +56,6 @@ pub struct Bounded<'a> {
     clock: &'a dyn DeadlineClock,
     deadline: Deadline,
     steps: u32,
-    /// Content shown so far was withdrawn: the next `content_start` says to discard it.
-    retracted: bool,
 }
 
 impl<'a> Bounded<'a> {
@@ -71,7 +69,6 @@ impl<'a> Bounded<'a> {
             clock,
             deadline,
             steps: 0,
-            retracted: false,
         }
     }
 
@@ -89,13 +86,6 @@ impl EventSink for Bounded<'_> {
         {
             self.steps += 1;
         }
-        let event = match event {
-            Event::ContentStart if self.retracted => {
-                self.retracted = false;
-                Event::ContentReset
-            }
-            other => other,
-        };
         self.inner.emit(event);
     }
     fn gone(&self) -> bool {
@@ -121,6 +111,6 @@ impl EventSink for Bounded<'_> {
         self.inner.heartbeat();
     }
     fn retract_content(&mut self) {
-        self.retracted = true;
+        self.inner.retract_content();
     }
 }

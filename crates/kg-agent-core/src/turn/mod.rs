@@ -14,6 +14,7 @@ mod answer;
 pub mod deadline;
 pub mod ports;
 pub mod reply_stream;
+mod retracting;
 
 pub use act::resolve;
 
@@ -30,6 +31,7 @@ use kg_wit::kg::summariser::summariser;
 use kg_wit::types::{Message as WitMessage, Role};
 use llm_client::{ChatRequest, LlmError, Message};
 use ports::{Actor, Ports, Stop, Toolset};
+use retracting::Retracting;
 use serde_json::{Value, json};
 
 /// Turns the LLM sees verbatim; older ones only through the running summary.
@@ -297,7 +299,8 @@ fn converse_bounded(
     actor: &Actor,
     p: &mut Ports,
 ) -> (Result<TurnResult, ApiError>, Option<Stop>) {
-    let mut bounded = Bounded::new(&mut *p.sink, p.clock, settings.deadline);
+    let mut retracting = Retracting::new(&mut *p.sink);
+    let mut bounded = Bounded::new(&mut retracting, p.clock, settings.deadline);
     let mut bounded_ports = Ports {
         kv: p.kv,
         model: &mut *p.model,

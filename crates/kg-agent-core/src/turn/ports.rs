@@ -46,8 +46,8 @@ pub trait EventSink {
     fn heartbeat(&mut self) {}
     /// The `content` shown so far in this turn was not the answer (a ReAct step's text,
     /// streamed in case it was, turned out to preface tool calls or to be a draft): the
-    /// next `content_start` tells the client to discard it. The turn's own sink
-    /// ([`super::deadline::Bounded`]) does that; others ignore it.
+    /// next `content_start` tells the client to discard it. The turn's own sink chain
+    /// ([`super::retracting::Retracting`]) does that; others ignore it.
     fn retract_content(&mut self) {}
 }
 
