@@ -11,11 +11,24 @@
 //!
 //! Without the allocator (a library user that does not install it) nothing is counted
 //! and only Grafeo's own limits apply.
+//!
+//! Under the counting sits jemalloc ([`Inner`]), not the system allocator: Grafeo builds
+//! and drops column vectors of 2,048 values (16 to 64 KiB) for every row a subquery runs
+//! for, and glibc's malloc served each from its shared bins (a third of the executor's
+//! batch statement's CPU in malloc, free and their consolidation). jemalloc keeps them in
+//! a per-thread cache ([`JEMALLOC_CONF`]): 1,000 payments in chunks of 50 cost about a
+//! quarter less CPU, one order's statement about 30 % less, with the same peak memory
+//! (mimalloc 3 saved as much but held six times the memory and ran the first large
+//! statement twice as slowly).
 
 use grafeo_core::execution::deadline;
-use std::alloc::{GlobalAlloc, Layout, System};
+#[cfg(target_env = "msvc")]
+use std::alloc::System as Inner;
+use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
+#[cfg(not(target_env = "msvc"))]
+use tikv_jemallocator::Jemalloc as Inner;
 
 /// Default bytes one query may hold at once: 256 MiB, Grafeo's own budget for one path
 /// search; far above what any query of the demo graph needs (its largest answers are a
@@ -57,12 +70,19 @@ pub fn live_bytes() -> Option<usize> {
         .then(|| LIVE.load(Ordering::Relaxed).max(0) as usize)
 }
 
-/// The counting allocator: the system allocator plus the bookkeeping above.
+/// jemalloc's options, read once at its start: cache blocks up to 128 KiB per thread
+/// (default 32 KiB), so a vector of 2,048 `Value`s is reused instead of going back to the
+/// arena. `_RJEM_MALLOC_CONF` in the environment still overrides it.
+#[cfg(not(target_env = "msvc"))]
+#[unsafe(export_name = "_rjem_malloc_conf")]
+pub static JEMALLOC_CONF: &[u8; 18] = b"tcache_max:131072\0";
+
+/// The counting allocator: [`Inner`] plus the bookkeeping above.
 pub struct Counting;
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
+        let p = unsafe { Inner.alloc(layout) };
         if !p.is_null() {
             note(layout.size() as isize);
         }
@@ -70,7 +90,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
+        let p = unsafe { Inner.alloc_zeroed(layout) };
         if !p.is_null() {
             note(layout.size() as isize);
         }
@@ -78,12 +98,12 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
+        unsafe { Inner.dealloc(ptr, layout) };
         note(-(layout.size() as isize));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        let p = unsafe { Inner.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             note(new_size as isize - layout.size() as isize);
         }
