@@ -113,12 +113,7 @@ impl<T: LlmTransport, C: Clock> LlmClient<T, C> {
             method: Method::Post,
             url: self.config.completions_url(),
             headers,
-            body: Some(
-                request
-                    .body(&self.config.model, stream)
-                    .to_string()
-                    .into_bytes(),
-            ),
+            body: Some(request.body_bytes(&self.config.model, stream)),
         }
     }
 

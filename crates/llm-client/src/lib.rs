@@ -7,6 +7,7 @@
 //! HTTP goes through [`LlmTransport`] (neo4j-client's [`Transport`] plus an optional
 //! per-attempt timeout), so components send through spin-sdk and tests through a script.
 
+mod body;
 mod client;
 mod clock;
 mod config;
@@ -28,7 +29,7 @@ pub use message::{Message, Role, ToolCall};
 pub use neo4j_client::{
     HttpRequest, HttpResponse, Method, Transport, TransportError, TransportErrorKind,
 };
-pub use request::{ChatRequest, ResponseFormat, ToolChoice, ToolSpec};
+pub use request::{ChatRequest, ResponseFormat, ToolChoice, ToolSpec, Tools};
 pub use response::{ChatResponse, Usage, parse_chat_response};
 pub use stream::{StreamEvent, StreamParser};
 pub use transport::LlmTransport;

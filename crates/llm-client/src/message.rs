@@ -1,6 +1,6 @@
 //! Chat messages, including assistant tool calls and the tool results that answer them.
 
-use serde_json::{Map, Value as Json, json};
+use serde_json::{Map, Value as Json};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -91,37 +91,5 @@ impl Message {
             tool_calls: vec![],
             tool_call_id: Some(tool_call_id.into()),
         }
-    }
-
-    pub(crate) fn to_json(&self) -> Json {
-        let mut object = Map::new();
-        object.insert("role".into(), json!(self.role.as_str()));
-        match &self.content {
-            Some(text) => {
-                object.insert("content".into(), json!(text));
-            }
-            // Assistant turns with only tool calls carry `content: null` (OpenAI's form).
-            None => {
-                object.insert("content".into(), Json::Null);
-            }
-        }
-        if !self.tool_calls.is_empty() {
-            let calls: Vec<Json> = self
-                .tool_calls
-                .iter()
-                .map(|c| {
-                    json!({
-                        "id": c.id,
-                        "type": "function",
-                        "function": {"name": c.name, "arguments": c.arguments},
-                    })
-                })
-                .collect();
-            object.insert("tool_calls".into(), Json::Array(calls));
-        }
-        if let Some(id) = &self.tool_call_id {
-            object.insert("tool_call_id".into(), json!(id));
-        }
-        Json::Object(object)
     }
 }

@@ -1,7 +1,9 @@
 //! One Chat Completions request and its JSON body.
 
 use crate::message::Message;
-use serde_json::{Map, Value as Json, json};
+use serde_json::Value as Json;
+use std::ops::Deref;
+use std::sync::Arc;
 
 /// A function the model may call, described by a JSON Schema of its arguments.
 #[derive(Debug, Clone, PartialEq)]
@@ -10,6 +12,55 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON Schema (`{"type": "object", "properties": …}`).
     pub parameters: Json,
+}
+
+/// The tools a request offers, with their JSON written once: a ReAct turn offers the same
+/// tools at every step, so each step's body copies them instead of serialising every
+/// schema again. Cloning shares them.
+#[derive(Debug, Clone, Default)]
+pub struct Tools {
+    specs: Arc<[ToolSpec]>,
+    /// The `tools` array of the body.
+    json: Arc<str>,
+}
+
+impl Tools {
+    /// The `tools` array as the body carries it.
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+}
+
+impl From<Vec<ToolSpec>> for Tools {
+    fn from(specs: Vec<ToolSpec>) -> Tools {
+        let mut json = Vec::with_capacity(256 * specs.len() + 2);
+        json.push(b'[');
+        for (i, spec) in specs.iter().enumerate() {
+            if i > 0 {
+                json.push(b',');
+            }
+            crate::body::tool(&mut json, spec);
+        }
+        json.push(b']');
+        Tools {
+            specs: specs.into(),
+            // serde_json writes UTF-8.
+            json: String::from_utf8_lossy(&json).into(),
+        }
+    }
+}
+
+impl Deref for Tools {
+    type Target = [ToolSpec];
+    fn deref(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+}
+
+impl PartialEq for Tools {
+    fn eq(&self, other: &Tools) -> bool {
+        self.specs == other.specs
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +82,7 @@ pub enum ResponseFormat {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatRequest {
     pub messages: Vec<Message>,
-    pub tools: Vec<ToolSpec>,
+    pub tools: Tools,
     /// Sent only with tools (some servers refuse `tool_choice` without them).
     pub tool_choice: Option<ToolChoice>,
     pub response_format: ResponseFormat,
@@ -43,7 +94,7 @@ impl ChatRequest {
     pub fn new(messages: Vec<Message>) -> Self {
         ChatRequest {
             messages,
-            tools: vec![],
+            tools: Tools::default(),
             tool_choice: None,
             response_format: ResponseFormat::Text,
             temperature: None,
@@ -51,8 +102,9 @@ impl ChatRequest {
         }
     }
 
-    pub fn with_tools(mut self, tools: Vec<ToolSpec>, choice: ToolChoice) -> Self {
-        self.tools = tools;
+    /// `tools`: a `Vec<ToolSpec>`, or [`Tools`] serialised once and shared by requests.
+    pub fn with_tools(mut self, tools: impl Into<Tools>, choice: ToolChoice) -> Self {
+        self.tools = tools.into();
         self.tool_choice = Some(choice);
         self
     }
@@ -72,55 +124,14 @@ impl ChatRequest {
         self
     }
 
-    /// The body for `model`; `stream` adds `stream: true` and asks for usage in the last chunk.
+    /// The body for `model` as JSON text; `stream` adds `stream: true` and asks for usage
+    /// in the last chunk.
+    pub fn body_bytes(&self, model: &str, stream: bool) -> Vec<u8> {
+        crate::body::write(self, model, stream)
+    }
+
+    /// [`ChatRequest::body_bytes`] as a JSON tree.
     pub fn body(&self, model: &str, stream: bool) -> Json {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(model));
-        body.insert(
-            "messages".into(),
-            Json::Array(self.messages.iter().map(Message::to_json).collect()),
-        );
-        if !self.tools.is_empty() {
-            let tools: Vec<Json> = self
-                .tools
-                .iter()
-                .map(|t| {
-                    json!({
-                        "type": "function",
-                        "function": {
-                            "name": t.name,
-                            "description": t.description,
-                            "parameters": t.parameters,
-                        },
-                    })
-                })
-                .collect();
-            body.insert("tools".into(), Json::Array(tools));
-            if let Some(choice) = &self.tool_choice {
-                let value = match choice {
-                    ToolChoice::Auto => json!("auto"),
-                    ToolChoice::None => json!("none"),
-                    ToolChoice::Required => json!("required"),
-                    ToolChoice::Function(name) => {
-                        json!({"type": "function", "function": {"name": name}})
-                    }
-                };
-                body.insert("tool_choice".into(), value);
-            }
-        }
-        if self.response_format == ResponseFormat::JsonObject {
-            body.insert("response_format".into(), json!({"type": "json_object"}));
-        }
-        if let Some(t) = self.temperature.filter(|t| t.is_finite()) {
-            body.insert("temperature".into(), json!(t));
-        }
-        if let Some(n) = self.max_tokens {
-            body.insert("max_tokens".into(), json!(n));
-        }
-        body.insert("stream".into(), json!(stream));
-        if stream {
-            body.insert("stream_options".into(), json!({"include_usage": true}));
-        }
-        Json::Object(body)
+        crate::body::tree(&self.body_bytes(model, stream))
     }
 }

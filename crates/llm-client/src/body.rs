@@ -1,0 +1,131 @@
+//! The request's JSON body, written straight into bytes: no `serde_json::Value` tree is
+//! built, cloned and dropped for it (in a ReAct turn that was most of the agent's own time
+//! per step: every step sends the whole history and every tool's schema again). Keys come
+//! in the order a `serde_json::Map` (sorted) gave them before, so bodies are unchanged.
+
+use crate::message::Message;
+use crate::request::{ChatRequest, ResponseFormat, ToolChoice, ToolSpec};
+use serde_json::Value as Json;
+
+/// `value` as JSON (a string escaped, a number formatted, a tree compact).
+fn put<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    // Writing into a Vec cannot fail, and these values (strings, numbers, JSON trees with
+    // string keys) always serialise.
+    let _ = serde_json::to_writer(&mut *out, value);
+}
+
+/// One tool as the `tools` array lists it.
+pub(crate) fn tool(out: &mut Vec<u8>, tool: &ToolSpec) {
+    out.extend_from_slice(br#"{"function":{"description":"#);
+    put(out, &tool.description);
+    out.extend_from_slice(br#","name":"#);
+    put(out, &tool.name);
+    out.extend_from_slice(br#","parameters":"#);
+    put(out, &tool.parameters);
+    out.extend_from_slice(br#"},"type":"function"}"#);
+}
+
+fn message(out: &mut Vec<u8>, m: &Message) {
+    out.extend_from_slice(br#"{"content":"#);
+    match &m.content {
+        Some(text) => put(out, text),
+        // Assistant turns with only tool calls carry `content: null` (OpenAI's form).
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(br#","role":"#);
+    put(out, m.role.as_str());
+    if let Some(id) = &m.tool_call_id {
+        out.extend_from_slice(br#","tool_call_id":"#);
+        put(out, id);
+    }
+    if !m.tool_calls.is_empty() {
+        out.extend_from_slice(br#","tool_calls":["#);
+        for (i, c) in m.tool_calls.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(br#"{"function":{"arguments":"#);
+            put(out, &c.arguments);
+            out.extend_from_slice(br#","name":"#);
+            put(out, &c.name);
+            out.extend_from_slice(br#"},"id":"#);
+            put(out, &c.id);
+            out.extend_from_slice(br#","type":"function"}"#);
+        }
+        out.push(b']');
+    }
+    out.push(b'}');
+}
+
+/// The body of `request` for `model`; `stream` adds `stream: true` and asks for usage in
+/// the last chunk.
+pub(crate) fn write(request: &ChatRequest, model: &str, stream: bool) -> Vec<u8> {
+    let tools = request.tools.json();
+    let mut out = Vec::with_capacity(256 + tools.len() + messages_len(&request.messages));
+    out.push(b'{');
+    if let Some(n) = request.max_tokens {
+        out.extend_from_slice(br#""max_tokens":"#);
+        put(&mut out, &n);
+        out.push(b',');
+    }
+    out.extend_from_slice(br#""messages":["#);
+    for (i, m) in request.messages.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        message(&mut out, m);
+    }
+    out.extend_from_slice(br#"],"model":"#);
+    put(&mut out, model);
+    if request.response_format == ResponseFormat::JsonObject {
+        out.extend_from_slice(br#","response_format":{"type":"json_object"}"#);
+    }
+    out.extend_from_slice(if stream {
+        br#","stream":true,"stream_options":{"include_usage":true}"#.as_slice()
+    } else {
+        br#","stream":false"#.as_slice()
+    });
+    if let Some(t) = request.temperature.filter(|t| t.is_finite()) {
+        out.extend_from_slice(br#","temperature":"#);
+        // As a JSON number holds it: widened to f64 (0.2 is sent as 0.20000000298023224).
+        put(&mut out, &f64::from(t));
+    }
+    if !request.tools.is_empty() {
+        if let Some(choice) = &request.tool_choice {
+            out.extend_from_slice(br#","tool_choice":"#);
+            match choice {
+                ToolChoice::Auto => out.extend_from_slice(br#""auto""#),
+                ToolChoice::None => out.extend_from_slice(br#""none""#),
+                ToolChoice::Required => out.extend_from_slice(br#""required""#),
+                ToolChoice::Function(name) => {
+                    out.extend_from_slice(br#"{"function":{"name":"#);
+                    put(&mut out, name);
+                    out.extend_from_slice(br#"},"type":"function"}"#);
+                }
+            }
+        }
+        out.extend_from_slice(br#","tools":"#);
+        out.extend_from_slice(tools.as_bytes());
+    }
+    out.push(b'}');
+    out
+}
+
+/// About how many bytes the messages take, to size the buffer once.
+fn messages_len(messages: &[Message]) -> usize {
+    messages
+        .iter()
+        .map(|m| {
+            64 + m.content.as_ref().map_or(0, String::len)
+                + m.tool_calls
+                    .iter()
+                    .map(|c| 64 + c.arguments.len() + c.name.len() + c.id.len())
+                    .sum::<usize>()
+        })
+        .sum()
+}
+
+/// `value` parsed back, for callers that want the body as a tree (telemetry, tests).
+pub(crate) fn tree(bytes: &[u8]) -> Json {
+    serde_json::from_slice(bytes).unwrap_or(Json::Null)
+}
