@@ -104,7 +104,7 @@ pub struct Limits {
 /// Runs the loop. `messages` holds the system prompt, the history and the question. Once
 /// the sink says the client is gone, no further model or tool call starts.
 pub fn run(
-    mut messages: Vec<Message>,
+    messages: Vec<Message>,
     tools: &[ToolSpec],
     model: &mut dyn Model,
     runner: &mut dyn ToolRunner,
@@ -121,6 +121,10 @@ pub fn run(
         cancelled: false,
         usage: Usage::default(),
     };
+    // One request for the whole loop: each step appends its tool calls and their results
+    // to it, and the tools' JSON is written once (not the whole history and every schema
+    // cloned, and the schemas serialised again, at every step).
+    let mut request = ChatRequest::new(messages).with_tools(tools.to_vec(), ToolChoice::Auto);
     while outcome.steps < limits.max_steps {
         outcome.steps += 1;
         let step = outcome.steps;
@@ -142,8 +146,6 @@ pub fn run(
         // Open for the rest of the iteration: the step's LLM call and tool calls are
         // recorded as its children.
         let _step_span = crate::telemetry::step_span(step, limits.prompt.as_ref());
-        let request =
-            ChatRequest::new(messages.clone()).with_tools(tools.to_vec(), ToolChoice::Auto);
         let started = std::time::Instant::now();
         // Only a step before any tool ran can be the answer (after one, the summariser or
         // the plan's report is): only such a step is streamed.
@@ -189,7 +191,7 @@ pub fn run(
             sink.retract_content();
         }
         let content = (!response.content.is_empty()).then(|| response.content.clone());
-        messages.push(Message::assistant_tool_calls(
+        request.messages.push(Message::assistant_tool_calls(
             content,
             response.tool_calls.clone(),
         ));
@@ -223,7 +225,7 @@ pub fn run(
             if let Some(graph) = &observation.graph {
                 sink.emit(Event::GraphData(graph.clone()));
             }
-            messages.push(Message::tool_result(
+            request.messages.push(Message::tool_result(
                 call.id.clone(),
                 observation.content.clone(),
             ));

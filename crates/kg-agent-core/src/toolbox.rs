@@ -19,6 +19,8 @@ use std::collections::HashMap;
 
 pub const PROPOSE_PLAN: &str = "propose_action_plan";
 pub const SEARCH_DOCUMENTS: &str = "search_documents";
+/// The graph tool whose answer the agent completes (see [`with_actions`]).
+const DESCRIBE_CLASS: &str = "describe_class";
 /// What the LLM reads of one observation at most.
 const MAX_OBSERVATION_CHARS: usize = 16_000;
 /// Targets of one plan whose names are looked up (the read tool's row limit).
@@ -92,14 +94,21 @@ impl<B: Backend> Toolbox<B> {
             .backend
             .call_tool(name, &args.to_string())
             .map_err(|e| e.message)?;
-        let data = with_actions(name, parse_json(&result.data), |class| {
-            self.backend.list_actions(Some(class))
-        });
         let graph = result.graph.map(|g| {
             json!({
                 "nodes": g.nodes.iter().map(|n| json!({"id": n.id, "labels": n.labels, "caption": n.caption})).collect::<Vec<_>>(),
                 "edges": g.edges.iter().map(|e| json!({"id": e.id, "type": e.rel_type, "source": e.source, "target": e.target})).collect::<Vec<_>>(),
             })
+        });
+        // Only `describe_class` is changed here; any other answer the model reads as the
+        // component wrote it (compact JSON from serde_json, which parsing and printing
+        // again would only reproduce), so it is checked, not parsed into a tree and
+        // printed again.
+        if name != DESCRIBE_CLASS && is_json(&result.data) {
+            return ok_text(result.data, result.summary, graph);
+        }
+        let data = with_actions(name, parse_json(&result.data), |class| {
+            self.backend.list_actions(Some(class))
         });
         ok(data, result.summary, graph)
     }
@@ -298,6 +307,11 @@ fn specs(graph: Vec<query_tools::ToolSpec>, set: Toolset) -> Vec<ToolSpec> {
     specs
 }
 
+/// Whether `text` is one JSON value (checked without building it).
+fn is_json(text: &str) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+}
+
 /// Components hand JSON over WIT as text; a component that sends invalid JSON is a bug,
 /// reported as a string rather than dropped.
 pub fn parse_json(text: &str) -> Value {
@@ -312,7 +326,7 @@ pub fn with_actions(
     mut data: Value,
     list_actions: impl FnOnce(&str) -> Result<Vec<ActionSummary>, Error>,
 ) -> Value {
-    if tool != "describe_class" {
+    if tool != DESCRIBE_CLASS {
         return data;
     }
     let Some(class) = data
@@ -346,7 +360,15 @@ fn failed(message: String) -> Observation {
 /// A result as the LLM reads it: cut (at a character boundary) past
 /// [`MAX_OBSERVATION_CHARS`].
 fn ok(data: Value, summary: String, graph: Option<Value>) -> Result<Observation, String> {
-    let mut content = data.to_string();
+    ok_text(data.to_string(), summary, graph)
+}
+
+/// [`ok`] for a result already in JSON text.
+fn ok_text(
+    mut content: String,
+    summary: String,
+    graph: Option<Value>,
+) -> Result<Observation, String> {
     if content.len() > MAX_OBSERVATION_CHARS {
         let mut cut = MAX_OBSERVATION_CHARS;
         while !content.is_char_boundary(cut) {
