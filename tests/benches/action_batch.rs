@@ -19,6 +19,10 @@
 //! database's floor: the equal-work one; the ratio to the bare one is printed too).
 //! Run: `cargo bench -p kg-e2e --bench action_batch` (after scripts/setup.sh);
 //! `KG_BENCH_SHORT=1` runs fewer, smaller rounds (CI: catches crashes, prints numbers).
+//! With `DEVHOST_SERVER_TIMING=on` devhost times each request (devtools/devhost/src/
+//! timing.rs) and the chunked request is broken down too: the time inside the components,
+//! the graph round trips (summed over the chunks in flight, so more than the wall time),
+//! key-value calls. Off by default: the clock reads cost the one-request-per-order side.
 
 use futures::StreamExt;
 use kg_actions::catalog::load;
@@ -76,6 +80,7 @@ async fn main() -> anyhow::Result<()> {
         let mut equal_work = Vec::new();
         let mut direct = Vec::new();
         let mut chunked = Vec::new();
+        let mut timings = Vec::new();
         let mut per_order = Vec::new();
         for run in 0..runs {
             let ids = create_orders(&stack, &format!("F{orders}-{run}"), orders).await?;
@@ -85,7 +90,9 @@ async fn main() -> anyhow::Result<()> {
             let ids = create_orders(&stack, &format!("D{orders}-{run}"), orders).await?;
             direct.push(pay_direct(&stack, &plan, &ids, payable, run, 50).await?);
             let ids = create_orders(&stack, &format!("C{orders}-{run}"), orders).await?;
-            chunked.push(pay_in_one_request(&stack, &ids, payable).await?);
+            let (took, timing) = pay_in_one_request(&stack, &ids, payable, None).await?;
+            chunked.push(took);
+            timings.extend(timing);
             let ids = create_orders(&stack, &format!("P{orders}-{run}"), orders).await?;
             per_order.push(pay_one_by_one(&stack, &ids, payable).await?);
         }
@@ -114,6 +121,7 @@ async fn main() -> anyhow::Result<()> {
                 String::new()
             }
         );
+        print_timings(&mut timings);
         if orders == 1_000 {
             chunk_policies(&stack, orders, payable, runs).await?;
         }
@@ -137,7 +145,11 @@ async fn chunk_policies(
             let prefix = format!("O{chunk_size}x{max_concurrent}-{orders}-{run}");
             let ids = create_orders(stack, &prefix, orders).await?;
             let options = json!({"chunk_size": chunk_size, "max_concurrent": max_concurrent});
-            times.push(pay_in_one_request_with(stack, &ids, payable, Some(options)).await?);
+            times.push(
+                pay_in_one_request(stack, &ids, payable, Some(options))
+                    .await?
+                    .0,
+            );
         }
         let t = ms(median(&mut times));
         println!("    {chunk_size:>4} x {max_concurrent:>2}: {t:>9.1} ms");
@@ -240,18 +252,34 @@ async fn pay(
     ids: &[String],
     options: Option<&Value>,
 ) -> anyhow::Result<Value> {
+    Ok(pay_timed(client, url, ids, options).await?.0)
+}
+
+/// The answer, and devhost's `Server-Timing` header when it sent one.
+async fn pay_timed(
+    client: &reqwest::Client,
+    url: &str,
+    ids: &[String],
+    options: Option<&Value>,
+) -> anyhow::Result<(Value, Option<String>)> {
     let mut body = json!({"entity_ids": ids});
     if let Some(options) = options {
         body["options"] = options.clone();
     }
-    Ok(client
+    let response = client
         .post(url)
         .body(body.to_string())
         .send()
         .await?
-        .error_for_status()?
-        .json()
-        .await?)
+        .error_for_status()?;
+    let timing: Vec<&str> = response
+        .headers()
+        .get_all("server-timing")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let timing = (!timing.is_empty()).then(|| timing.join(", "));
+    Ok((response.json().await?, timing))
 }
 
 fn url(stack: &Stack) -> String {
@@ -261,24 +289,17 @@ fn url(stack: &Stack) -> String {
     )
 }
 
+/// One request for all `ids`, with the request's batch `options` (the defaults without):
+/// its time and devhost's breakdown of it, if any.
 async fn pay_in_one_request(
     stack: &Stack,
     ids: &[String],
     payable: usize,
-) -> anyhow::Result<Duration> {
-    pay_in_one_request_with(stack, ids, payable, None).await
-}
-
-/// One request for all `ids`, with the request's batch `options` (the defaults without).
-async fn pay_in_one_request_with(
-    stack: &Stack,
-    ids: &[String],
-    payable: usize,
     options: Option<Value>,
-) -> anyhow::Result<Duration> {
+) -> anyhow::Result<(Duration, Option<Timing>)> {
     let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
     let start = Instant::now();
-    let r = pay(&client, &url(stack), ids, options.as_ref()).await?;
+    let (r, header) = pay_timed(&client, &url(stack), ids, options.as_ref()).await?;
     let elapsed = start.elapsed();
     anyhow::ensure!(
         r["succeeded"].as_u64() == Some(payable as u64),
@@ -286,7 +307,10 @@ async fn pay_in_one_request_with(
         r["succeeded"],
         r["failures"]
     );
-    Ok(elapsed)
+    let timing = header
+        .map(|h| Timing::parse(&h, &stack.graph.url))
+        .filter(|t| t.0.contains_key("handler"));
+    Ok((elapsed, timing))
 }
 
 async fn pay_one_by_one(stack: &Stack, ids: &[String], payable: usize) -> anyhow::Result<Duration> {
@@ -317,4 +341,66 @@ fn median(samples: &mut [Duration]) -> Duration {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1_000.0
+}
+
+/// devhost's `Server-Timing` for one request: metric → (ms, calls). Outbound calls to the
+/// graph are `graph`, any other origin `outbound`.
+struct Timing(std::collections::BTreeMap<String, (f64, f64)>);
+
+impl Timing {
+    fn parse(header: &str, graph_url: &str) -> Timing {
+        let graph_origin = graph_url.trim_end_matches('/');
+        let mut metrics = std::collections::BTreeMap::new();
+        for entry in header.split(", ") {
+            let mut parts = entry.split(';');
+            let mut name = parts.next().unwrap_or_default().to_string();
+            let (mut dur, mut desc) = (0.0, "");
+            for p in parts {
+                if let Some(d) = p.strip_prefix("dur=") {
+                    dur = d.parse().unwrap_or(0.0);
+                } else if let Some(d) = p.strip_prefix("desc=") {
+                    desc = d.trim_matches('"');
+                }
+            }
+            if name == "outbound" && desc.starts_with(&format!("{graph_origin} ")) {
+                name = "graph".into();
+            }
+            // `desc` ends with ` n=<calls>` for counted metrics, or is the count itself.
+            let calls = desc
+                .rsplit_once("n=")
+                .map_or(desc, |(_, n)| n)
+                .parse()
+                .unwrap_or(0.0);
+            let sum: &mut (f64, f64) = metrics.entry(name).or_default();
+            sum.0 += dur;
+            sum.1 += calls;
+        }
+        Timing(metrics)
+    }
+}
+
+/// Medians of each metric over the chunked requests (nothing unless devhost timed them).
+fn print_timings(timings: &mut [Timing]) {
+    let Some(first) = timings.first() else {
+        return;
+    };
+    let names: Vec<String> = first.0.keys().cloned().collect();
+    println!(
+        "  the chunked request as devhost timed it (median of {}, ms; calls in brackets):",
+        timings.len()
+    );
+    for name in names {
+        let mut values: Vec<(f64, f64)> = timings
+            .iter()
+            .map(|t| t.0.get(&name).copied().unwrap_or_default())
+            .collect();
+        values.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (ms, calls) = values[values.len() / 2];
+        let calls = if calls > 0.0 {
+            format!(" ({calls:.0})")
+        } else {
+            String::new()
+        };
+        println!("    {name:<16} {ms:>9.1}{calls}");
+    }
 }
