@@ -182,10 +182,12 @@ fn parse(header: &str, origins: &Origins) -> BTreeMap<&'static str, f64> {
                 .unwrap_or(0.0)
         };
         let (time_key, count_key) = match name {
-            "store" | "instantiate" | "handler" | "wasm" => {
+            "store" | "instantiate" | "handler" | "wasm" | "queued" | "response-queued" => {
                 m.insert(static_name(name), dur);
                 continue;
             }
+            "host" => ("host", "host_n"),
+            "blocked" => ("blocked", "blocked_n"),
             "kv-read" => ("kv_read", "kv_read_n"),
             "kv-write" => ("kv_write", "kv_write_n"),
             "outbound" if desc.starts_with(&format!("{} ", origins.graph)) => ("graph", "graph_n"),
@@ -203,6 +205,13 @@ fn parse(header: &str, origins: &Origins) -> BTreeMap<&'static str, f64> {
     let handler = m.get("handler").copied().unwrap_or(0.0);
     let wasm = m.get("wasm").copied().unwrap_or(0.0);
     m.insert("rest", (handler - host - wasm).max(0.0));
+    // The handler split by how its future spent the time (devhost's src/polled.rs): what
+    // is left is time outside the handler's polls the split does not see.
+    let split: f64 = ["wasm", "host", "blocked", "queued", "response_queued"]
+        .iter()
+        .filter_map(|k| m.get(k))
+        .sum();
+    m.insert("unsplit", handler - split);
     m
 }
 
@@ -211,6 +220,8 @@ fn static_name(name: &str) -> &'static str {
         "store" => "store",
         "instantiate" => "instantiate",
         "wasm" => "wasm",
+        "queued" => "queued",
+        "response-queued" => "response_queued",
         _ => "handler",
     }
 }
@@ -256,4 +267,41 @@ fn print_table(table: &[(&str, Vec<Sample>)]) {
             m("rest"),
         );
     }
+    println!(
+        "\nthe handler by how it spent its time (medians, ms): in the components, host calls \
+         answering at once (n = calls), blocked until woken (n = waits; outbound responses, \
+         body frames, timers), woken but waiting for a worker, the response set but the \
+         server's task not yet run, and what this split does not see:"
+    );
+    println!(
+        "| request | handler | own compute | host calls | of it KV | blocked | of it graph + LLM | queued | response queued | unsplit |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (name, samples) in table {
+        let m = |k: &str| median(samples, k);
+        let kv = median_of(samples, |s| get(s, "kv_read") + get(s, "kv_write"));
+        let round_trips = median_of(samples, |s| get(s, "graph") + get(s, "llm"));
+        println!(
+            "| {name} | {:.3} | {:.3} | {:.3} (n={:.0}) | {kv:.3} | {:.3} (n={:.0}) | {round_trips:.3} | {:.3} | {:.3} | {:.3} |",
+            m("handler"),
+            m("wasm"),
+            m("host"),
+            m("host_n"),
+            m("blocked"),
+            m("blocked_n"),
+            m("queued"),
+            m("response_queued"),
+            m("unsplit"),
+        );
+    }
+}
+
+fn get(sample: &Sample, key: &str) -> f64 {
+    sample.metrics.get(key).copied().unwrap_or(0.0)
+}
+
+fn median_of(samples: &[Sample], f: impl Fn(&Sample) -> f64) -> f64 {
+    let mut values: Vec<f64> = samples.iter().map(f).collect();
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
 }

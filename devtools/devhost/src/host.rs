@@ -4,6 +4,7 @@
 use crate::config::outbound::AllowedHosts;
 use crate::kv::{KeyValueStores, Store};
 use crate::outbound::Outbound;
+use crate::stdio::{LineBuffered, Target};
 use crate::timing::RequestTimings;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -57,9 +58,10 @@ impl RequestState {
         timings: Option<Arc<RequestTimings>>,
     ) -> anyhow::Result<Self> {
         // Like Spin: no environment, no arguments; the `files` mounts read-only; logs to
-        // stdio.
+        // stdio, a line at a time (src/stdio.rs).
         let mut wasi = WasiCtx::builder();
-        wasi.inherit_stdout().inherit_stderr();
+        wasi.stdout(LineBuffered::new(Target::Stdout))
+            .stderr(LineBuffered::new(Target::Stderr));
         // File operations on the read-only mounts (the catalog, prompts: small local files)
         // run on the request's own thread. Otherwise each open, stat and read is a hop to
         // tokio's blocking pool and back, which made reading a few files per request cost

@@ -8,7 +8,9 @@ mod dist;
 mod host;
 mod kv;
 mod outbound;
+mod polled;
 mod server;
+mod stdio;
 mod timing;
 
 use anyhow::{Context, Result};

@@ -138,12 +138,19 @@ async fn invoke(
         if let Some(t) = &instance_timings {
             t.instantiated(instantiate_started);
         }
-        proxy
+        let handler = proxy
             .wasi_http_incoming_handler()
-            .call_handle(&mut store, incoming, outparam)
-            .await
+            .call_handle(&mut store, incoming, outparam);
+        match &instance_timings {
+            Some(t) => crate::polled::polled(handler, t.handler.clone()).await,
+            None => handler.await,
+        }
     });
-    match receiver.await {
+    let received = match &timings {
+        Some(t) => crate::polled::polled(receiver, t.response.clone()).await,
+        None => receiver.await,
+    };
+    match received {
         Ok(Ok(mut response)) => {
             if let Some(t) = &timings {
                 let header = t.header(t.since_instantiated());

@@ -12,15 +12,28 @@
 //! - `outbound`: one entry per origin the component called (`desc` = `origin n=count`),
 //!   time from the request until its response headers arrived (bodies are small here).
 //!
-//! The rest of `handler` is host work not listed (WASI clocks, files, log output, random)
-//! and waiting to be scheduled. Off by default: it costs a clock read per switch between
-//! host and components and a header per response.
+//! The rest of `handler`, split by how the handler's future spent it (src/polled.rs):
+//!
+//! - `host`: host code run while the guest waits for it to return (every host call that
+//!   answers at once: WASI clocks, random, files, log output, KV, HTTP types), i.e. the
+//!   handler's time inside its polls less `wasm` (`desc` = host calls made);
+//! - `blocked`: the guest suspended until something woke it (an outbound response, a body
+//!   frame, a timer; `desc` = how many times);
+//! - `queued`: woken, waiting for a tokio worker to poll it again;
+//! - `response-queued`: from the component setting its response until the server's task
+//!   ran to send it (the server's task waits for a worker like any other; while the
+//!   component still runs after setting its response, this overlaps the others).
+//!
+//! Off by default: it costs a clock read per switch between host and components, a waker
+//! per wait and a header per response.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use crate::polled::PollTimes;
 
 /// One request's measurements, shared by the server and the request's host state.
 #[derive(Default)]
@@ -29,6 +42,12 @@ pub struct RequestTimings {
     /// Time inside the components, in ns: added to at every return to the host, so an
     /// atomic rather than the lock.
     wasm_ns: AtomicU64,
+    /// Calls from the components into the host.
+    host_calls: AtomicU64,
+    /// The handler's future (the guest's run): running, blocked, queued.
+    pub handler: Arc<PollTimes>,
+    /// The server's wait for the response.
+    pub response: Arc<PollTimes>,
 }
 
 #[derive(Default)]
@@ -63,6 +82,7 @@ impl RequestTimings {
         });
         // Start-up code run by instantiation belongs to `instantiate`, not `wasm`.
         self.wasm_ns.store(0, Ordering::Relaxed);
+        self.host_calls.store(0, Ordering::Relaxed);
     }
 
     /// Time since the handler was called (zero if instantiation never finished).
@@ -82,6 +102,9 @@ impl RequestTimings {
     + 'static {
         let mut entered: Option<Instant> = None;
         move |_, hook| {
+            if hook.entering_host() {
+                self.host_calls.fetch_add(1, Ordering::Relaxed);
+            }
             if hook.exiting_host() {
                 entered = Some(Instant::now());
             } else if let Some(at) = entered.take() {
@@ -128,6 +151,13 @@ impl RequestTimings {
                 // An origin is scheme://host:port: nothing a quoted string must escape.
                 metric("outbound", *took, Some(format!("{origin} n={count}")));
             }
+            let calls = self.host_calls.load(Ordering::Relaxed);
+            let host = self.handler.running().saturating_sub(wasm);
+            metric("host", host, Some(calls.to_string()));
+            let waits = self.handler.waits().to_string();
+            metric("blocked", self.handler.blocked(), Some(waits));
+            metric("queued", self.handler.queued(), None);
+            metric("response-queued", self.response.queued(), None);
         });
         out
     }
@@ -159,7 +189,9 @@ mod tests {
             "store;dur=0.010, instantiate;dur=0.500, handler;dur=9.000, wasm;dur=1.500, \
              kv-read;dur=0.150;desc=\"2\", kv-write;dur=0.200;desc=\"1\", \
              outbound;dur=4.000;desc=\"http://127.0.0.1:11434 n=1\", \
-             outbound;dur=3.000;desc=\"http://127.0.0.1:7474 n=2\""
+             outbound;dur=3.000;desc=\"http://127.0.0.1:7474 n=2\", \
+             host;dur=0.000;desc=\"0\", blocked;dur=0.000;desc=\"0\", queued;dur=0.000, \
+             response-queued;dur=0.000"
         );
     }
 }
