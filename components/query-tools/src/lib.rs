@@ -20,23 +20,41 @@ use exports::kg::query_tools::query_tools::{Guest, ToolResult, ToolSpec};
 /// Longest a session lives, should the host reuse an instance for several requests.
 const SESSION_MAX_AGE: Duration = Duration::from_secs(30);
 
-/// This instance's session: the schema lists its tool calls share, and the notifications
-/// of their statements. Spin (like devhost) instantiates a WASIp2 component, with the
-/// dispatcher it is composed into, once per incoming HTTP request (Spin's
-/// `--max-instance-reuse-count` defaults to 1 for WASIp2), so the lists are read at most
-/// once per request (once more for a name they lack) and never outlive it. Should a host
-/// be told to reuse instances, a session still ends after [`SESSION_MAX_AGE`].
-fn session() -> Arc<kg_graph_tools::Session> {
-    static SESSION: Mutex<Option<(Instant, Arc<kg_graph_tools::Session>)>> = Mutex::new(None);
+/// This instance's session: the schema lists its tool calls share, the notifications of
+/// their statements, and the graph settings they use. Spin (like devhost) instantiates a
+/// WASIp2 component, with the dispatcher it is composed into, once per incoming HTTP
+/// request (Spin's `--max-instance-reuse-count` defaults to 1 for WASIp2), so the lists
+/// are read at most once per request (once more for a name they lack) and never outlive
+/// it, and the `neo4j_*` variables are read once per request instead of eight look-ups
+/// (host calls) per tool call. Should a host be told to reuse instances, a session still
+/// ends after [`SESSION_MAX_AGE`].
+fn session() -> Arc<Session> {
+    static SESSION: Mutex<Option<(Instant, Arc<Session>)>> = Mutex::new(None);
     let mut current = SESSION.lock().unwrap_or_else(|p| p.into_inner());
     match &*current {
         Some((started, session)) if started.elapsed() < SESSION_MAX_AGE => session.clone(),
         _ => {
-            let session = Arc::new(kg_graph_tools::Session::new());
+            let session = Arc::new(Session {
+                graph: kg_graph_tools::Session::new(),
+                // The query tools only read: the reader's credentials when the deployment
+                // has one.
+                config: kg_spin::graph_config(kg_spin::GraphUser::Reader),
+                deadline: kg_spin::graph_request_deadline(),
+                execution_limit: kg_spin::graph_execution_limit(),
+            });
             *current = Some((Instant::now(), session.clone()));
             session
         }
     }
+}
+
+struct Session {
+    graph: kg_graph_tools::Session,
+    config: Result<neo4j_client::Config, String>,
+    /// How long one graph request may take (`neo4j_query_timeout_ms`).
+    deadline: Duration,
+    /// The `maxExecutionTime` every statement carries.
+    execution_limit: Duration,
 }
 
 struct QueryTools;
@@ -78,26 +96,27 @@ impl Guest for QueryTools {
     }
 
     fn call_tool(name: String, arguments: Json) -> Result<ToolResult, Error> {
-        // The query tools only read: the reader's credentials when the deployment has one.
-        let config = kg_spin::graph_config(kg_spin::GraphUser::Reader)
+        let session = session();
+        let config = session
+            .config
+            .clone()
             .map_err(|e| Error::new(ErrorCode::Internal, e))?;
-        let deadline = kg_spin::graph_request_deadline();
+        let deadline = session.deadline;
         // The graph stops the statement itself a second before the HTTP deadline, so a
         // statement too slow to finish is a 400 `query_too_expensive` naming the limit
         // (and stops using the graph), not a 504 while it runs on.
         let client = Client::new(config, TimedTransport { deadline })
-            .with_max_execution_time(Some(kg_spin::graph_execution_limit()))
+            .with_max_execution_time(Some(session.execution_limit))
             .with_bookmarks(kg_spin::graph_bookmarks());
-        let session = session();
         let output = kg_graph_tools::call_in(
-            &session,
+            &session.graph,
             &client,
             &TimedTransport { deadline },
             &name,
             &arguments,
         );
         // Deprecations and warnings go to the log, one line each (never parameter values).
-        for noted in session.take_notifications() {
+        for noted in session.graph.take_notifications() {
             if let Some(line) = kg_graph_tools::log_line(&name, &noted) {
                 eprintln!("query-tools: {line}");
             }
