@@ -41,7 +41,9 @@ fi
 # The components ship without their symbol names (.cargo/config.toml); a perf profile needs
 # them to name the components' functions, so --perf builds them with names kept.
 if [ "$perf" = 1 ]; then
-  export CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS="-C opt-level=s"
+  # Cargo appends this to .cargo/config.toml's flags (it does not replace them), so the
+  # later `strip=none` is what undoes `strip=symbols`.
+  export CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS="-C strip=none"
   [ "$setup" = 1 ] || echo "bench: --perf with --no-setup: component names only if the last build kept them" >&2
 fi
 [ "$setup" = 1 ] && scripts/setup.sh
