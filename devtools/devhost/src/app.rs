@@ -17,7 +17,7 @@ use std::sync::Arc;
 use wasmtime::component::Component;
 use wasmtime::component::types::ComponentItem;
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ProfilingStrategy,
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ProfilingStrategy,
 };
 use wasmtime_wasi_http::bindings::ProxyPre;
 
@@ -74,6 +74,8 @@ fn pool_config(limits: PoolLimits) -> PoolingAllocationConfig {
     const CORE_INSTANCES_PER_COMPONENT: u32 = 64;
     const MEMORIES_PER_COMPONENT: u32 = 16;
     const TABLES_PER_COMPONENT: u32 = 32;
+    // What a request typically touches of a memory (the dispatcher's heap: about 1 MiB).
+    const KEEP_RESIDENT: usize = 2 << 20;
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(limits.instances)
         .total_core_instances(limits.instances * CORE_INSTANCES_PER_COMPONENT)
@@ -87,7 +89,14 @@ fn pool_config(limits: PoolLimits) -> PoolingAllocationConfig {
         .max_memory_size(1 << 30)
         .table_elements(100_000)
         .max_component_instance_size(4 << 20)
-        .max_core_instance_size(4 << 20);
+        .max_core_instance_size(4 << 20)
+        // A finished instance's memories and tables go back to the pool reset in place,
+        // only the pages it touched (Linux 6.7+'s PAGEMAP_SCAN; elsewhere the low bytes
+        // are reset with memset), instead of madvise(DONTNEED) on every memory: that was
+        // about 18 madvise calls per request and fresh page faults on the next one.
+        .pagemap_scan(Enabled::Auto)
+        .linear_memory_keep_resident(KEEP_RESIDENT)
+        .table_keep_resident(KEEP_RESIDENT);
     pool
 }
 
