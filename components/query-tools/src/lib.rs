@@ -123,7 +123,8 @@ impl Guest for QueryTools {
         }
         let output = output?;
         Ok(ToolResult {
-            data: output.data.to_string(),
+            // Straight into a string (what `Display` prints, without `fmt::Formatter`).
+            data: serde_json::to_string(&output.data).unwrap_or_default(),
             summary: output.summary,
             graph: output.graph,
             truncated: output.truncated,

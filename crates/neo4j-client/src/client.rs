@@ -382,7 +382,9 @@ impl<T: Transport> Client<T> {
             method,
             url,
             headers,
-            body: body.map(|b| b.to_string().into_bytes()),
+            // Straight into bytes (the same compact JSON `Display` prints, without going
+            // through `fmt::Formatter` a piece at a time); a `Value` always serialises.
+            body: body.map(|b| serde_json::to_vec(&b).unwrap_or_default()),
         }
     }
 }
