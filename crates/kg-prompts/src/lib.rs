@@ -12,6 +12,7 @@ mod template;
 pub use template::{SyntaxError, Template};
 
 use sha2::{Digest, Sha256};
+use std::cell::RefCell;
 use std::fmt;
 use std::path::Path;
 
@@ -196,8 +197,26 @@ pub fn content_hash(text: &str) -> String {
 }
 
 /// `spec` in `lang` from the mounted folder, with the fallbacks described at the top.
+///
+/// Read once per instance: the mount is read-only while an instance lives, and Spin makes
+/// an instance per request, so a request that checks every prompt up front, renders some
+/// and hashes them for its spans reads each file once (each read is several host calls).
 pub fn load(spec: Spec, lang: Lang) -> Result<Prompt, PromptError> {
-    load_from(Path::new(MOUNT), spec, lang)
+    thread_local! {
+        static LOADED: RefCell<Vec<(&'static str, Lang, Result<Prompt, PromptError>)>> =
+            const { RefCell::new(Vec::new()) };
+    }
+    LOADED.with_borrow_mut(|loaded| {
+        if let Some((_, _, prompt)) = loaded
+            .iter()
+            .find(|(name, l, _)| *name == spec.name && *l == lang)
+        {
+            return prompt.clone();
+        }
+        let prompt = load_from(Path::new(MOUNT), spec, lang);
+        loaded.push((spec.name, lang, prompt.clone()));
+        prompt
+    })
 }
 
 /// `load` from a given folder (tests; another mount point).
