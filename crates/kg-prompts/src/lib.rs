@@ -196,6 +196,9 @@ pub fn content_hash(text: &str) -> String {
     format!("sha256:{hex}")
 }
 
+/// A prompt as [`load`] found it: its name, language and the result.
+type Loaded = (&'static str, Lang, Result<Prompt, PromptError>);
+
 /// `spec` in `lang` from the mounted folder, with the fallbacks described at the top.
 ///
 /// Read once per instance: the mount is read-only while an instance lives, and Spin makes
@@ -203,8 +206,7 @@ pub fn content_hash(text: &str) -> String {
 /// and hashes them for its spans reads each file once (each read is several host calls).
 pub fn load(spec: Spec, lang: Lang) -> Result<Prompt, PromptError> {
     thread_local! {
-        static LOADED: RefCell<Vec<(&'static str, Lang, Result<Prompt, PromptError>)>> =
-            const { RefCell::new(Vec::new()) };
+        static LOADED: RefCell<Vec<Loaded>> = const { RefCell::new(Vec::new()) };
     }
     LOADED.with_borrow_mut(|loaded| {
         if let Some((_, _, prompt)) = loaded
