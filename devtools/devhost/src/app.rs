@@ -17,7 +17,8 @@ use std::sync::Arc;
 use wasmtime::component::Component;
 use wasmtime::component::types::ComponentItem;
 use wasmtime::{
-    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ProfilingStrategy,
+    Cache, Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig,
+    ProfilingStrategy,
 };
 use wasmtime_wasi_http::bindings::ProxyPre;
 
@@ -37,13 +38,30 @@ pub struct App {
 }
 
 /// How the engine runs components.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct EngineSettings {
     /// Instances come from a pool of pre-reserved memories, tables and stacks, as Spin
     /// does; otherwise each instantiation maps its own.
     pub pooling: Option<PoolLimits>,
     /// Write /tmp/perf-<pid>.map so `perf` names the components' functions.
     pub perf_map: bool,
+    /// Keep compiled components in wasmtime's on-disk cache, as `spin up` does.
+    pub cache: CompileCache,
+}
+
+/// Where compiled components are kept between runs. Composing and compiling the
+/// application costs seconds of CPU on every start; with the cache, a start after the
+/// first only reads the machine code back (wasmtime keys it by the composed bytes and the
+/// engine's settings, so a rebuilt component is compiled again).
+#[derive(Debug, Clone)]
+pub enum CompileCache {
+    /// wasmtime's default cache configuration (`$HOME/.config/wasmtime/config.toml` when
+    /// present, else its defaults: a directory under the user's cache directory).
+    Default,
+    /// A wasmtime cache configuration file (`spin up --cache FILE`).
+    File(std::path::PathBuf),
+    /// Compile on every start (`spin up --disable-cache`).
+    Disabled,
 }
 
 /// Bounds of the instance pool.
@@ -54,7 +72,7 @@ pub struct PoolLimits {
 }
 
 impl EngineSettings {
-    fn config(&self) -> Config {
+    fn config(&self) -> Result<Config> {
         let mut config = Config::new();
         config.async_support(true);
         if let Some(limits) = self.pooling {
@@ -63,7 +81,15 @@ impl EngineSettings {
         if self.perf_map {
             config.profiler(ProfilingStrategy::PerfMap);
         }
-        config
+        let cache = match &self.cache {
+            CompileCache::Default => Some(Cache::from_file(None)),
+            CompileCache::File(path) => Some(
+                Cache::from_file(Some(path)).with_context(|| format!("--cache {}", path.display())),
+            ),
+            CompileCache::Disabled => None,
+        };
+        config.cache(cache.transpose().context("wasmtime's compilation cache")?);
+        Ok(config)
     }
 }
 
@@ -118,7 +144,7 @@ impl App {
             .with_context(|| format!("loading {}", manifest_path.display()))?;
         let variables = Variables::new(&manifest.variables, provided_variables)?;
         let kv = KeyValueStores::open(runtime_config, kv_path)?;
-        let engine = Engine::new(&settings.config())?;
+        let engine = Engine::new(&settings.config()?)?;
         let linker = host::linker(&engine)?;
         let routes = Routes::new(&manifest.triggers)?;
 

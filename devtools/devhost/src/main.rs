@@ -108,6 +108,18 @@ struct Args {
         default_value = "off"
     )]
     perf_map: Switch,
+    /// wasmtime's compilation-cache configuration file, as `spin up --cache`; without it,
+    /// wasmtime's default configuration (compiled components kept under the user's cache
+    /// directory, so a restart does not compile the application again).
+    #[arg(long, value_name = "FILE", conflicts_with = "disable_cache")]
+    cache: Option<PathBuf>,
+    /// Compile the application on every start, as `spin up --disable-cache`.
+    #[arg(
+        long,
+        env = "DEVHOST_DISABLE_CACHE",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    disable_cache: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -212,6 +224,11 @@ fn load(
             instances: args.pool_instances.max(1),
         }),
         perf_map: args.perf_map == Switch::On,
+        cache: match (&args.cache, args.disable_cache) {
+            (_, true) => app::CompileCache::Disabled,
+            (Some(file), false) => app::CompileCache::File(file.clone()),
+            (None, false) => app::CompileCache::Default,
+        },
     };
     let mut app = app::App::load(
         &args.manifest,
