@@ -20,4 +20,8 @@ echo "setup: building the components (wasm32-wasip2), devhost and devgraph" >&2
 cargo build --release --target wasm32-wasip2 \
   -p kg-dispatcher -p kg-router -p kg-query-tools -p kg-action-executor -p kg-retriever -p kg-summariser \
   -p kg-web
-cargo build --release -p devhost -p devgraph
+# The whole workspace's binaries (devhost and devgraph are the ones run.sh needs), not `-p
+# devhost -p devgraph`: cargo resolves dependency features over the packages it is asked
+# for, and this way they are the ones `cargo test --workspace` (scripts/test.sh) resolves,
+# so the test build reuses wasmtime, cranelift and Grafeo instead of compiling them again.
+cargo build --release --workspace --bins

@@ -4,6 +4,8 @@
 # (SPIN_BIN or PATH; see scripts/find-spin.sh), and on the pre-composed build (dist/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's start, in seconds since this script started (where a slow run's time went).
+stage() { echo "test: [${SECONDS} s] $*" >&2; }
 scripts/setup.sh
 scripts/test-deps.sh
 # The web app: unit tests (Vitest), then the browser tests (playwright-core driving Debian's
@@ -22,13 +24,13 @@ if [ "$(id -u)" = 0 ] && ! dpkg -s fonts-wqy-microhei >/dev/null 2>&1; then
   (apt-get update -qq && apt-get install -y --no-install-recommends fonts-wqy-microhei) >&2 ||
     echo "test: fonts-wqy-microhei could not be installed; Chinese screenshots will show boxes" >&2
 fi
-echo "test: web app unit tests (web/: npm test)" >&2
+stage "web app unit tests (web/: npm test)"
 (cd web && npm test)
-echo "test: web app in Chromium (web/: npm run e2e)" >&2
+stage "web app in Chromium (web/: npm run e2e)"
 (cd web && CHROMIUM=$(command -v chromium) npm run e2e)
 # --release shares the compiled dependencies (wasmtime) with the devhost build above; the
 # end-to-end tests start target/release/devhost against the .wasm files it just built.
-echo "test: pass 1/3: everything, end-to-end on devhost" >&2
+stage "pass 1/3: everything, end-to-end on devhost"
 # devgraph records every statement the application sends (devtools/devgraph/src/capture.rs)
 # for the Cypher lint gate below.
 capture=$PWD/target/cypher-lint/capture
@@ -36,7 +38,7 @@ rm -rf "$capture" && mkdir -p "$capture"
 DEVGRAPH_CAPTURE_DIR=$capture KG_E2E_HOST=devhost cargo test --release --workspace
 # The Cypher lint gate: what pass 1 captured and what the statement builders produce, parsed
 # by Neo4j's own Cypher front end; any error, deprecation or warning fails the run.
-echo "test: Cypher lint gate (tools/cypher-lint/check.sh)" >&2
+stage "Cypher lint gate (tools/cypher-lint/check.sh)"
 tools/cypher-lint/check.sh "$capture"
 
 # The application pre-composed into one component (for hosts that do not compose).
@@ -45,9 +47,9 @@ target/release/devhost --manifest spin.toml --compose-into dist >&2
 spin=$(scripts/find-spin.sh)
 if [ -n "$spin" ]; then
   echo "test: using Spin at $spin ($("$spin" --version))" >&2
-  echo "test: pass 2/3: end-to-end on real Spin (spin up spin.toml)" >&2
+  stage "pass 2/3: end-to-end on real Spin (spin up spin.toml)"
   SPIN_BIN=$spin KG_E2E_HOST=spin cargo test --release --workspace --test '*'
-  echo "test: pass 3/3: end-to-end on real Spin serving the pre-composed dist/spin.toml" >&2
+  stage "pass 3/3: end-to-end on real Spin serving the pre-composed dist/spin.toml"
   SPIN_BIN=$spin KG_E2E_HOST=spin KG_E2E_MANIFEST=dist/spin.toml \
     cargo test --release --workspace --test '*'
 else
@@ -61,12 +63,13 @@ else
   echo "## suite did NOT run on real Spin. Pass 2/3 skipped; pass 3/3 runs on devhost." >&2
   echo "################################################################################" >&2
   echo "" >&2
-  echo "test: pass 3/3: end-to-end on devhost serving the pre-composed dist/spin.toml" >&2
+  stage "pass 3/3: end-to-end on devhost serving the pre-composed dist/spin.toml"
   KG_E2E_HOST=devhost KG_E2E_MANIFEST=dist/spin.toml cargo test --release --workspace --test '*'
 fi
 
 # The benchmarks in their short mode (README "Performance"), about 2 minutes: they print
 # their tables and fail only when something breaks (a request errors, a payment goes
 # missing), never on a slow number.
-echo "test: benchmarks, short mode (scripts/bench.sh --short)" >&2
+stage "benchmarks, short mode (scripts/bench.sh --short)"
 scripts/bench.sh --short --no-setup request_profile health_latency chat_latency action_batch
+stage "done"

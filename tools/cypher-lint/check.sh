@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Cypher lint gate (issue #15): prints the statements the builders of kg-actions,
 # kg-retrieval and kg-graph-tools produce for the demo catalog and typical inputs (their
-# `dump_statements` examples) into target/cypher-lint/, then checks them with Neo4j's own
+# `dump_*_statements` examples) into target/cypher-lint/, then checks them with Neo4j's own
 # Cypher parser (lint.mjs), together with any capture folders given (devgraph's
 # `--capture-dir`/DEVGRAPH_CAPTURE_DIR, e.g. from the end-to-end suite; scripts/test.sh
 # passes its pass-1 capture), and the statements of deploy/neo4j/*.cypher (the admin
@@ -16,9 +16,12 @@ fi
 out=target/cypher-lint
 mkdir -p "$out"
 sources=()
-for crate in kg-actions kg-retrieval kg-graph-tools; do
-  cargo run --release --quiet -p "$crate" --example dump_statements >"$out/$crate.jsonl"
-  sources+=("$out/$crate.jsonl")
+# Without `-p`, cargo resolves features for the whole workspace, as `cargo test
+# --workspace` does: after scripts/test.sh's test build nothing is compiled again (`-p
+# <crate>` resolved a smaller feature set and rebuilt serde, tokio and their dependents).
+for example in dump_action_statements dump_retrieval_statements dump_graph_tool_statements; do
+  cargo run --release --quiet --example "$example" >"$out/$example.jsonl"
+  sources+=("$out/$example.jsonl")
 done
 # Admin scripts: one statement per `;`-terminated line, `//` comments skipped.
 for script in deploy/neo4j/*.cypher; do

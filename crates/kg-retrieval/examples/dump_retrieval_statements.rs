@@ -5,7 +5,7 @@
 //! document ids, which it refuses (so the migration path from the older plain index runs
 //! too); plus the schema DDL. Input of the Cypher lint gate (`tools/cypher-lint`, issue #15):
 //!
-//! `cargo run --release -p kg-retrieval --example dump_statements > retrieval.jsonl`
+//! `cargo run --release --example dump_retrieval_statements > retrieval.jsonl`
 
 use kg_retrieval::{Embed, EmbeddingError, schema};
 use kg_wit::kg::retriever::retriever::{ContentType, DocumentInput, SearchRequest};

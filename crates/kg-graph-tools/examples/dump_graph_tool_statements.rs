@@ -7,7 +7,7 @@
 //! wraps the input, see devgraph's capture). Input of the Cypher lint gate
 //! (`tools/cypher-lint`, issue #15):
 //!
-//! `cargo run --release -p kg-graph-tools --example dump_statements > graph-tools.jsonl`
+//! `cargo run --release --example dump_graph_tool_statements > graph-tools.jsonl`
 
 use neo4j_client::{Auth, Client, Config, HttpRequest, HttpResponse, Transport, TransportError};
 use serde_json::{Value as Json, json};
@@ -186,7 +186,10 @@ fn main() {
                 if let Err(e) =
                     kg_graph_tools::call(&client, &&recorder, name, &arguments.to_string())
                 {
-                    eprintln!("dump_statements: {name} {arguments}: {}", e.message);
+                    eprintln!(
+                        "dump_graph_tool_statements: {name} {arguments}: {}",
+                        e.message
+                    );
                     std::process::exit(1);
                 }
             }

@@ -3,7 +3,7 @@
 //! two entities), its undo, the action-log reads, the approval statements and the index DDL.
 //! Input of the Cypher lint gate (`tools/cypher-lint`, issue #15):
 //!
-//! `cargo run --release -p kg-actions --example dump_statements > actions.jsonl`
+//! `cargo run --release --example dump_action_statements > actions.jsonl`
 
 use kg_actions::approval::{self, NewApproval};
 use kg_actions::catalog::{index_statements, load, resolve_parameters, unique_keys};
