@@ -480,7 +480,7 @@ async fn run(client: &reqwest::Client, base: &str, case: &Case) -> Outcome {
         Err(e) => {
             return Outcome {
                 status: 0,
-                problem: Some(format!("no answer: {e}")),
+                problem: Some(format!("no answer: {e:?}")),
             };
         }
     };

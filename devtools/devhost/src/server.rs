@@ -2,12 +2,16 @@
 //! from its pre-linked form, and streams its response back.
 
 use crate::app::App;
+use crate::driven::Running;
 use crate::host::RequestState;
+use crate::request_body::RequestBody;
 use anyhow::{Result, anyhow};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::server::conn::http1;
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::net::TcpListener;
@@ -98,7 +102,7 @@ async fn invoke(
     ] {
         parts.headers.insert(name, value.parse()?);
     }
-    let request = hyper::Request::from_parts(parts, body);
+    let request = hyper::Request::from_parts(parts, RequestBody::new(body));
 
     // A pool slot for the instance, held until the instance is dropped with its store.
     let slot = match &app.instance_slots {
@@ -128,7 +132,7 @@ async fn invoke(
     }
     let pre = component.pre.clone();
     let instance_timings = timings.clone();
-    let task = tokio::task::spawn(async move {
+    let handler = async move {
         // Declared after the slot, so the instance (in its store) is dropped, and its
         // memory back in the pool, before the slot is released.
         let _slot = slot;
@@ -145,27 +149,40 @@ async fn invoke(
             Some(t) => crate::polled::polled(handler, t.handler.clone()).await,
             None => handler.await,
         }
-    });
-    let received = match &timings {
-        Some(t) => crate::polled::polled(receiver, t.response.clone()).await,
-        None => receiver.await,
     };
+    // This task runs the handler (src/driven.rs): until the response is set, then as the
+    // body is read.
+    let mut running = Running::new(&matched.component, handler);
+    let mut receiver: Pin<Box<dyn Future<Output = _> + Send>> = match &timings {
+        Some(t) => Box::pin(crate::polled::polled(receiver, t.response.clone())),
+        None => Box::pin(receiver),
+    };
+    // The handler first: a response it sets in this poll is taken in the same poll. The
+    // store, with the response's sender, goes when the handler ends, so the receiver of
+    // an ended handler is never left pending.
+    let received = std::future::poll_fn(|cx| {
+        running.poll_handler(cx);
+        receiver.as_mut().poll(cx)
+    })
+    .await;
     match received {
-        Ok(Ok(mut response)) => {
+        Ok(Ok(response)) => {
+            let (mut parts, body) = response.into_parts();
             if let Some(t) = &timings {
                 let header = t.header(t.since_instantiated());
                 if let Ok(value) = hyper::header::HeaderValue::from_str(&header) {
-                    response.headers_mut().append("server-timing", value);
+                    parts.headers.append("server-timing", value);
                 }
             }
-            Ok(response)
+            Ok(hyper::Response::from_parts(parts, running.into_body(body)))
         }
         Ok(Err(code)) => Err(anyhow!("component answered with error code {code:?}")),
         Err(_) => {
-            let error = match task.await {
-                Ok(Ok(())) => anyhow!("component returned without setting a response"),
-                Ok(Err(e)) => e,
-                Err(e) => e.into(),
+            // The sender went with the store: the handler has ended.
+            let error = match running.take_result() {
+                Some(Ok(())) => anyhow!("component returned without setting a response"),
+                Some(Err(e)) => e,
+                None => anyhow!("component dropped its response without ending"),
             };
             Err(error.context("component never set a response"))
         }

@@ -20,9 +20,10 @@
 //! - `blocked`: the guest suspended until something woke it (an outbound response, a body
 //!   frame, a timer; `desc` = how many times);
 //! - `queued`: woken, waiting for a tokio worker to poll it again;
-//! - `response-queued`: from the component setting its response until the server's task
-//!   ran to send it (the server's task waits for a worker like any other; while the
-//!   component still runs after setting its response, this overlaps the others).
+//! - `response-queued`: from the component setting its response until the server took it
+//!   (the server's task runs the handler itself, src/driven.rs, so it takes the response
+//!   in the poll that set it: this reads about 0; it measured the wait for the server's
+//!   task to be scheduled when each handler had a task of its own).
 //!
 //! Off by default: it costs a clock read per switch between host and components, a waker
 //! per wait and a header per response.
