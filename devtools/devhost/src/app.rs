@@ -32,6 +32,8 @@ pub struct App {
     pub outbound: Arc<Outbound>,
     /// `--server-timing`: each response carries its request's breakdown.
     pub server_timing: bool,
+    /// `--host-call-census`: each request's host calls listed by name on stderr.
+    pub host_call_census: bool,
     /// With the pooling allocator, one permit per pool slot: a request beyond the pool
     /// waits for a slot instead of failing to instantiate.
     pub instance_slots: Option<Arc<tokio::sync::Semaphore>>,
@@ -207,6 +209,7 @@ impl App {
             components,
             outbound: Arc::new(outbound),
             server_timing: false,
+            host_call_census: false,
             instance_slots: settings
                 .pooling
                 .map(|limits| Arc::new(tokio::sync::Semaphore::new(limits.instances as usize))),

@@ -2,6 +2,7 @@
 //! tests on machines without the Spin CLI (DESIGN.md §8). Never deployed.
 
 mod app;
+mod census;
 mod compose;
 mod config;
 mod dist;
@@ -110,6 +111,16 @@ struct Args {
         default_value = "off"
     )]
     perf_map: Switch,
+    /// List each request's host calls by the guest function making them, one line on
+    /// stderr per request (src/census.rs; with --server-timing on, its `wasm` and `host`
+    /// then read 0).
+    #[arg(
+        long,
+        env = "DEVHOST_HOST_CALL_CENSUS",
+        value_name = "on|off",
+        default_value = "off"
+    )]
+    host_call_census: Switch,
     /// wasmtime's compilation-cache configuration file, as `spin up --cache`; without it,
     /// wasmtime's default configuration (compiled components kept under the user's cache
     /// directory, so a restart does not compile the application again).
@@ -241,5 +252,6 @@ fn load(
         settings,
     )?;
     app.server_timing = args.server_timing == Switch::On;
+    app.host_call_census = args.host_call_census == Switch::On;
     Ok(app)
 }

@@ -128,6 +128,12 @@ async fn invoke(
     let outparam = store.data_mut().new_response_outparam(sender)?;
     if let Some(t) = &timings {
         t.store(store_started.elapsed());
+    }
+    // One call hook per store: the census (printed when the store goes) replaces the
+    // timing's, whose `wasm` and `host` then read 0.
+    if app.host_call_census {
+        store.call_hook(Arc::new(crate::census::Census::default()).hook());
+    } else if let Some(t) = &timings {
         store.call_hook(t.clone().wasm_hook());
     }
     let pre = component.pre.clone();
