@@ -7,6 +7,7 @@
 //! A prompt that cannot be read or parsed is an error naming its file and line: callers
 //! refuse the request with it rather than send the model a broken prompt.
 
+mod file;
 mod template;
 
 pub use template::{SyntaxError, Template};
@@ -230,7 +231,7 @@ pub fn load_from(root: &Path, spec: Spec, lang: Lang) -> Result<Prompt, PromptEr
     for lang in tried {
         let relative = format!("{}/{}.txt", lang.tag(), spec.name);
         let shown = format!("prompts/{relative}");
-        match std::fs::read(root.join(&relative)) {
+        match file::read(&root.join(&relative)) {
             Ok(bytes) => {
                 let text = String::from_utf8(bytes).map_err(|e| PromptError {
                     file: shown.clone(),
@@ -267,17 +268,24 @@ pub fn prompt_hash(spec: Spec, lang: Lang) -> Result<String, PromptError> {
 /// Every prompt in every language, loaded: the first error, if any. Run at the start of a
 /// request so a broken template refuses it before anything is done.
 pub fn check_all_from(root: &Path) -> Result<(), PromptError> {
+    check_each(|spec, lang| load_from(root, spec, lang))
+}
+
+/// `check_all_from` the mount, through [`load`]'s per-instance cache: the prompts the turn
+/// then renders and hashes are not read again.
+pub fn check_all() -> Result<(), PromptError> {
+    check_each(load)
+}
+
+fn check_each(
+    mut load: impl FnMut(Spec, Lang) -> Result<Prompt, PromptError>,
+) -> Result<(), PromptError> {
     for spec in ALL {
         for lang in Lang::ALL {
-            load_from(root, spec, lang)?;
+            load(spec, lang)?;
         }
     }
     Ok(())
-}
-
-/// `check_all_from` the mount.
-pub fn check_all() -> Result<(), PromptError> {
-    check_all_from(Path::new(MOUNT))
 }
 
 /// One prompt's version as `/health` lists it.
