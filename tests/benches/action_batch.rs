@@ -351,26 +351,13 @@ impl Timing {
     fn parse(header: &str, graph_url: &str) -> Timing {
         let graph_origin = graph_url.trim_end_matches('/');
         let mut metrics = std::collections::BTreeMap::new();
-        for entry in header.split(", ") {
-            let mut parts = entry.split(';');
-            let mut name = parts.next().unwrap_or_default().to_string();
-            let (mut dur, mut desc) = (0.0, "");
-            for p in parts {
-                if let Some(d) = p.strip_prefix("dur=") {
-                    dur = d.parse().unwrap_or(0.0);
-                } else if let Some(d) = p.strip_prefix("desc=") {
-                    desc = d.trim_matches('"');
-                }
-            }
-            if name == "outbound" && desc.starts_with(&format!("{graph_origin} ")) {
-                name = "graph".into();
-            }
-            // `desc` ends with ` n=<calls>` for counted metrics, or is the count itself.
-            let calls = desc
-                .rsplit_once("n=")
-                .map_or(desc, |(_, n)| n)
-                .parse()
-                .unwrap_or(0.0);
+        for entry in kg_e2e::server_timing::entries(header) {
+            let name = if entry.is_outbound_to(graph_origin) {
+                "graph".to_string()
+            } else {
+                entry.name.to_string()
+            };
+            let (dur, calls) = (entry.dur_ms, entry.count());
             let sum: &mut (f64, f64) = metrics.entry(name).or_default();
             sum.0 += dur;
             sum.1 += calls;

@@ -10,8 +10,8 @@
 //! Run: `cargo bench -p kg-e2e --bench request_profile` (or `scripts/bench.sh`);
 //! `KG_BENCH_SHORT=1` for fewer runs.
 
-use kg_e2e::Stack;
 use kg_e2e::llm_stub::{Reply, ScriptedLlm, call, text};
+use kg_e2e::{Stack, server_timing};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -164,23 +164,8 @@ where
 /// the handler's time neither in the components nor in the host calls measured.
 fn parse(header: &str, origins: &Origins) -> BTreeMap<&'static str, f64> {
     let mut m = BTreeMap::new();
-    for entry in header.split(", ") {
-        let mut parts = entry.split(';');
-        let name = parts.next().unwrap_or_default();
-        let (mut dur, mut desc) = (0.0, "");
-        for p in parts {
-            if let Some(d) = p.strip_prefix("dur=") {
-                dur = d.parse().unwrap_or(0.0);
-            } else if let Some(d) = p.strip_prefix("desc=") {
-                desc = d.trim_matches('"');
-            }
-        }
-        let count = |d: &str| -> f64 {
-            d.rsplit_once(" n=")
-                .map_or(d, |(_, n)| n)
-                .parse()
-                .unwrap_or(0.0)
-        };
+    for entry in server_timing::entries(header) {
+        let (name, dur) = (entry.name, entry.dur_ms);
         let (time_key, count_key) = match name {
             "store" | "instantiate" | "handler" | "wasm" | "queued" | "response-queued" => {
                 m.insert(static_name(name), dur);
@@ -190,13 +175,13 @@ fn parse(header: &str, origins: &Origins) -> BTreeMap<&'static str, f64> {
             "blocked" => ("blocked", "blocked_n"),
             "kv-read" => ("kv_read", "kv_read_n"),
             "kv-write" => ("kv_write", "kv_write_n"),
-            "outbound" if desc.starts_with(&format!("{} ", origins.graph)) => ("graph", "graph_n"),
-            "outbound" if desc.starts_with(&format!("{} ", origins.llm)) => ("llm", "llm_n"),
+            _ if entry.is_outbound_to(&origins.graph) => ("graph", "graph_n"),
+            _ if entry.is_outbound_to(&origins.llm) => ("llm", "llm_n"),
             "outbound" => ("other", "other_n"),
             _ => continue,
         };
         *m.entry(time_key).or_insert(0.0) += dur;
-        *m.entry(count_key).or_insert(0.0) += count(desc);
+        *m.entry(count_key).or_insert(0.0) += entry.count();
     }
     let host: f64 = ["kv_read", "kv_write", "graph", "llm", "other"]
         .iter()

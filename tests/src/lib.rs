@@ -15,6 +15,7 @@ pub mod otlp;
 pub mod process;
 pub mod raw_http;
 pub mod redis;
+pub mod server_timing;
 pub mod sse;
 
 pub use host::{AppHost, HostKind, KeyValue, check, decode, devhost_binary, spin_binary};
