@@ -255,8 +255,9 @@ fn print_table(table: &[(&str, Vec<Sample>)]) {
     println!(
         "\nthe handler by how it spent its time (medians, ms): in the components, host calls \
          answering at once (n = calls), blocked until woken (n = waits; outbound responses, \
-         body frames, timers), woken but waiting for a worker, the response set but the \
-         server's task not yet run, and what this split does not see:"
+         body frames, timers), woken but waiting for a worker, the response set but not yet \
+         taken by the server (the component runs on until its first wait: a streamed turn \
+         goes on after its headers), and what this split does not see:"
     );
     println!(
         "| request | handler | own compute | host calls | of it KV | blocked | of it graph + LLM | queued | response queued | unsplit |"
