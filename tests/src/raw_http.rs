@@ -122,6 +122,72 @@ pub async fn exchange(base_url: &str, bytes: &[u8], half_close: bool) -> Result<
     })
 }
 
+/// One kept-alive connection for several requests in turn (heads without `Connection:
+/// close`: build them with [`keep_alive_head`]).
+pub struct Connection {
+    stream: TcpStream,
+    /// Bytes read past the last response (the start of the next one).
+    pending: Vec<u8>,
+}
+
+impl Connection {
+    pub async fn open(base_url: &str) -> Result<Connection> {
+        let address = authority(base_url)?;
+        let stream = TcpStream::connect(&address)
+            .await
+            .with_context(|| format!("connecting to {address}"))?;
+        Ok(Connection {
+            stream,
+            pending: Vec::new(),
+        })
+    }
+
+    pub async fn send(&mut self, bytes: &[u8]) -> Result<()> {
+        self.stream.write_all(bytes).await?;
+        Ok(self.stream.flush().await?)
+    }
+
+    /// The next response: read until it is whole, the server closes (then `status` is
+    /// `None` if nothing came), or [`READ_TIMEOUT`].
+    pub async fn response(&mut self) -> Result<RawResponse> {
+        let mut buffer = [0u8; 16 * 1024];
+        let deadline = tokio::time::Instant::now() + READ_TIMEOUT;
+        let mut timed_out = false;
+        loop {
+            if parse(&self.pending).is_some_and(|(_, complete)| complete) {
+                break;
+            }
+            match tokio::time::timeout_at(deadline, self.stream.read(&mut buffer)).await {
+                Err(_) => {
+                    timed_out = true;
+                    break;
+                }
+                Ok(Ok(0)) | Ok(Err(_)) => break,
+                Ok(Ok(n)) => self.pending.extend_from_slice(&buffer[..n]),
+            }
+        }
+        let (parsed, _) = parse(&self.pending).unwrap_or_default();
+        let raw = std::mem::take(&mut self.pending);
+        Ok(RawResponse {
+            status: parsed.status,
+            headers: parsed.headers,
+            body: parsed.body,
+            raw,
+            timed_out,
+        })
+    }
+}
+
+/// A request head like [`head`]'s, without `Connection: close`.
+pub fn keep_alive_head(method: &str, path: &str, host: &str, headers: &[(&str, &str)]) -> Vec<u8> {
+    let mut text = format!("{method} {path} HTTP/1.1\r\nhost: {host}\r\n");
+    for (name, value) in headers {
+        text.push_str(&format!("{name}: {value}\r\n"));
+    }
+    text.push_str("\r\n");
+    text.into_bytes()
+}
+
 #[derive(Default)]
 struct Parsed {
     status: Option<u16>,
