@@ -70,56 +70,23 @@ pub fn authority(base_url: &str) -> Result<String> {
 /// A request head: `method path HTTP/1.1`, `Host`, `Connection: close`, then `headers`,
 /// then the blank line. The body (if any) is for the caller to append.
 pub fn head(method: &str, path: &str, host: &str, headers: &[(&str, &str)]) -> Vec<u8> {
-    let mut text = format!("{method} {path} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n");
-    for (name, value) in headers {
-        text.push_str(&format!("{name}: {value}\r\n"));
-    }
-    text.push_str("\r\n");
-    text.into_bytes()
+    let mut all = vec![("connection", "close")];
+    all.extend_from_slice(headers);
+    keep_alive_head(method, path, host, &all)
 }
 
 /// Sends `bytes` on a new connection to `base_url`'s host; with `half_close`, shuts the
 /// write side afterwards (the server then sees the end of the stream). Reads the answer
 /// until the server closes, a whole response has arrived, or [`READ_TIMEOUT`].
 pub async fn exchange(base_url: &str, bytes: &[u8], half_close: bool) -> Result<RawResponse> {
-    let address = authority(base_url)?;
-    let mut stream = TcpStream::connect(&address)
-        .await
-        .with_context(|| format!("connecting to {address}"))?;
+    let mut connection = Connection::open(base_url).await?;
     // A server may answer (and close) before taking every byte: a failed write is not
     // an error here, what comes back is what the test judges.
-    let _ = stream.write_all(bytes).await;
-    let _ = stream.flush().await;
+    let _ = connection.send(bytes).await;
     if half_close {
-        let _ = stream.shutdown().await;
+        let _ = connection.stream.shutdown().await;
     }
-    let mut raw = Vec::new();
-    let mut buffer = [0u8; 16 * 1024];
-    let deadline = tokio::time::Instant::now() + READ_TIMEOUT;
-    let mut timed_out = false;
-    loop {
-        if parse(&raw).is_some_and(|(_, complete)| complete) {
-            break;
-        }
-        match tokio::time::timeout_at(deadline, stream.read(&mut buffer)).await {
-            Err(_) => {
-                timed_out = true;
-                break;
-            }
-            // A reset after the answer (the server closing with our bytes unread) ends
-            // the read like a close.
-            Ok(Ok(0)) | Ok(Err(_)) => break,
-            Ok(Ok(n)) => raw.extend_from_slice(&buffer[..n]),
-        }
-    }
-    let (parsed, _) = parse(&raw).unwrap_or_default();
-    Ok(RawResponse {
-        status: parsed.status,
-        headers: parsed.headers,
-        body: parsed.body,
-        raw,
-        timed_out,
-    })
+    connection.response().await
 }
 
 /// One kept-alive connection for several requests in turn (heads without `Connection:
@@ -162,6 +129,8 @@ impl Connection {
                     timed_out = true;
                     break;
                 }
+                // A reset after the answer (the server closing with our bytes unread) ends
+                // the read like a close.
                 Ok(Ok(0)) | Ok(Err(_)) => break,
                 Ok(Ok(n)) => self.pending.extend_from_slice(&buffer[..n]),
             }
