@@ -17,6 +17,7 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Body, Frame, SizeHint};
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use wasmtime_wasi_http::bindings::http::types::ErrorCode;
@@ -43,13 +44,24 @@ impl Running {
         }
     }
 
-    /// Runs the handler until it must wait or ends; true once it has ended.
+    /// Runs the handler until it must wait or ends; true once it has ended. A panic in
+    /// the host's side of the handler ends it with an error instead of taking the
+    /// connection's task down (as a task of its own would have).
     pub fn poll_handler(&mut self, cx: &mut Context<'_>) -> bool {
-        if let Some(handler) = &mut self.handler
-            && let Poll::Ready(result) = handler.as_mut().poll(cx)
-        {
-            self.handler = None;
-            self.ended = Some(result);
+        if let Some(handler) = &mut self.handler {
+            let polled = std::panic::catch_unwind(AssertUnwindSafe(|| handler.as_mut().poll(cx)));
+            let ended = match polled {
+                Ok(Poll::Pending) => None,
+                Ok(Poll::Ready(result)) => Some(result),
+                Err(panic) => Some(Err(anyhow::anyhow!(
+                    "devhost panicked running the handler: {}",
+                    panic_message(panic.as_ref())
+                ))),
+            };
+            if ended.is_some() {
+                self.handler = None;
+                self.ended = ended;
+            }
         }
         self.handler.is_none()
     }
@@ -86,6 +98,14 @@ impl Drop for Running {
             }
         });
     }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }
 
 fn log_late_failure(component: &str, error: &anyhow::Error) {
@@ -166,6 +186,18 @@ mod tests {
         let collected = running.into_body(body).collect().await;
         let bytes = collected.map(|c| c.to_bytes()).ok();
         assert_eq!(bytes.as_deref(), Some(&b"abc"[..]));
+    }
+
+    #[test]
+    fn a_panicking_handler_ends_with_an_error() {
+        let mut running = Running::new("test", async { panic!("boom") });
+        let waker = std::task::Waker::noop();
+        assert!(running.poll_handler(&mut Context::from_waker(waker)));
+        let error = running.take_result().and_then(Result::err);
+        assert!(
+            error.is_some_and(|e| e.to_string().contains("boom")),
+            "a panic is an error naming it"
+        );
     }
 
     #[tokio::test]
