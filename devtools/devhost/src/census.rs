@@ -8,18 +8,18 @@
 //! only in components built with their name section (`scripts/bench.sh --perf` keeps it).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use wasmtime::{CallHook, StoreContextMut, WasmBacktrace};
 
-/// One request's host calls by innermost guest frame; printed when dropped.
+/// One request's host calls by innermost guest frame; printed when dropped (with the
+/// store's call hook, which owns it).
 #[derive(Default)]
 pub struct Census {
-    calls: Mutex<HashMap<String, u64>>,
+    calls: HashMap<String, u64>,
 }
 
 impl Census {
     pub fn hook<T>(
-        self: Arc<Self>,
+        mut self,
     ) -> impl FnMut(StoreContextMut<'_, T>, CallHook) -> wasmtime::Result<()> + Send + Sync + 'static
     {
         move |store, hook| {
@@ -42,8 +42,7 @@ impl Census {
                 } else {
                     named.join(" <- ")
                 };
-                let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
-                *calls.entry(frame).or_default() += 1;
+                *self.calls.entry(frame).or_default() += 1;
             }
             Ok(())
         }
@@ -52,9 +51,8 @@ impl Census {
 
 impl Drop for Census {
     fn drop(&mut self) {
-        let calls = self.calls.get_mut().unwrap_or_else(|p| p.into_inner());
-        let total: u64 = calls.values().sum();
-        let mut sorted: Vec<(&String, &u64)> = calls.iter().collect();
+        let total: u64 = self.calls.values().sum();
+        let mut sorted: Vec<(&String, &u64)> = self.calls.iter().collect();
         sorted.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         let listed: Vec<String> = sorted.iter().map(|(f, n)| format!("{n} {f}")).collect();
         eprintln!("devhost: host calls: {total}: {}", listed.join(" | "));

@@ -132,7 +132,7 @@ async fn invoke(
     // One call hook per store: the census (printed when the store goes) replaces the
     // timing's, whose `wasm` and `host` then read 0.
     if app.host_call_census {
-        store.call_hook(Arc::new(crate::census::Census::default()).hook());
+        store.call_hook(crate::census::Census::default().hook());
     } else if let Some(t) = &timings {
         store.call_hook(t.clone().wasm_hook());
     }
