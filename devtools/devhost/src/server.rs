@@ -13,6 +13,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Instant;
 use tokio::net::TcpListener;
 use wasmtime::Store;
@@ -139,22 +140,26 @@ async fn invoke(
     let pre = component.pre.clone();
     let instance_timings = timings.clone();
     let handler = async move {
-        // Declared after the slot, so the instance (in its store) is dropped, and its
-        // memory back in the pool, before the slot is released.
-        let _slot = slot;
         let mut store = store;
-        let instantiate_started = Instant::now();
-        let proxy = pre.instantiate_async(&mut store).await?;
-        if let Some(t) = &instance_timings {
-            t.instantiated(instantiate_started);
-        }
-        let handler = proxy
-            .wasi_http_incoming_handler()
-            .call_handle(&mut store, incoming, outparam);
-        match &instance_timings {
-            Some(t) => crate::polled::polled(handler, t.handler.clone()).await,
-            None => handler.await,
-        }
+        let run = async {
+            let instantiate_started = Instant::now();
+            let proxy = pre.instantiate_async(&mut store).await?;
+            if let Some(t) = &instance_timings {
+                t.instantiated(instantiate_started);
+            }
+            let handler = proxy
+                .wasi_http_incoming_handler()
+                .call_handle(&mut store, incoming, outparam);
+            match &instance_timings {
+                Some(t) => crate::polled::polled(handler, t.handler.clone()).await,
+                None => handler.await,
+            }
+        };
+        let result = run.await;
+        // Freed after the response (src/driven.rs); the store first, so the instance's
+        // memory is back in the pool before its slot is released.
+        let remains: crate::driven::Remains = Box::new((store, slot));
+        (result, remains)
     };
     // This task runs the handler (src/driven.rs): until the response is set, then as the
     // body is read.
@@ -163,16 +168,20 @@ async fn invoke(
         Some(t) => Box::pin(crate::polled::polled(receiver, t.response.clone())),
         None => Box::pin(receiver),
     };
-    // The handler first: a response it sets in this poll is taken in the same poll. The
-    // store, with the response's sender, goes when the handler ends, so the receiver of
-    // an ended handler is never left pending.
+    // The handler first: a response it sets in this poll is taken in the same poll. An
+    // ended handler that has not set one never will: its store, with the response's
+    // sender, is only freed after the response, so its receiver would wait forever.
     let received = std::future::poll_fn(|cx| {
-        running.poll_handler(cx);
-        receiver.as_mut().poll(cx)
+        let ended = running.poll_handler(cx);
+        match receiver.as_mut().poll(cx) {
+            Poll::Ready(received) => Poll::Ready(received.ok()),
+            Poll::Pending if ended => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
     })
     .await;
     match received {
-        Ok(Ok(response)) => {
+        Some(Ok(response)) => {
             let (mut parts, body) = response.into_parts();
             if let Some(t) = &timings {
                 let header = t.header(t.since_instantiated());
@@ -182,9 +191,9 @@ async fn invoke(
             }
             Ok(hyper::Response::from_parts(parts, running.into_body(body)))
         }
-        Ok(Err(code)) => Err(anyhow!("component answered with error code {code:?}")),
-        Err(_) => {
-            // The sender went with the store: the handler has ended.
+        Some(Err(code)) => Err(anyhow!("component answered with error code {code:?}")),
+        None => {
+            // The handler has ended (or its store went) without a response.
             let error = match running.take_result() {
                 Some(Ok(())) => anyhow!("component returned without setting a response"),
                 Some(Err(e)) => e,
