@@ -509,6 +509,25 @@ async fn cors_is_off_by_default_and_follows_the_allow_list() {
         headers.get("access-control-allow-origin").is_none(),
         "{headers:?}"
     );
+    // Liveness is answered before the request's other headers are read: its `Origin`
+    // still decides CORS.
+    for (origin, allowed) in [
+        ("https://app.example", true),
+        ("https://evil.example", false),
+    ] {
+        let response = reqwest::Client::new()
+            .get(format!("{}/health/live", host.url))
+            .header("origin", origin)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(
+            header(response.headers(), "access-control-allow-origin"),
+            allowed.then_some(origin),
+            "/health/live from {origin}"
+        );
+    }
 }
 
 /// `scripts/new-api-key.sh` mints a key and its entry; the service started with that entry

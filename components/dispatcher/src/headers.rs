@@ -18,12 +18,22 @@ pub struct Context {
 
 /// The allow-listed `Origin` of a request, if any (exact match; CORS is off by default).
 pub fn allowed_origin(request: &Request) -> Option<String> {
-    let origin = request.header("origin")?.as_str()?.trim();
+    allowed(request.header("origin")?.as_str()?)
+}
+
+/// `origin` (an `Origin` header's value), if `cors_allowed_origins` lists it.
+pub fn allowed(origin: &str) -> Option<String> {
+    let origin = origin.trim();
     let list = kg_spin::variable("cors_allowed_origins").unwrap_or_default();
     list.split(',')
         .map(str::trim)
         .any(|allowed| !allowed.is_empty() && allowed == origin)
         .then(|| origin.to_string())
+}
+
+/// Whether `auth_mode` is `none` (authentication off: every response warns).
+pub fn anonymous_mode() -> bool {
+    kg_spin::variable("auth_mode").is_ok_and(|m| m.trim() == "none")
 }
 
 pub fn common(ctx: &Context) -> Vec<(String, String)> {

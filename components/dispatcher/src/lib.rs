@@ -11,6 +11,7 @@ mod health;
 mod identity;
 mod kv;
 mod limits;
+mod liveness;
 mod prompts;
 mod readiness;
 mod sse;
@@ -35,17 +36,31 @@ use spin_sdk::http_component;
 /// or refused caller gets its 401/403/404/405/429 without the instance buffering a byte of
 /// its body, and every admitted request, on every route, has its body read whole or
 /// refused with a JSON error before its handler runs.
+///
+/// The request's URI is its path and query as the host hands them over: nothing here uses
+/// its scheme or authority (and reading them costs host calls on every request).
 #[http_component]
 async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
+    let method = incoming.method();
+    let path_with_query = incoming
+        .path_with_query()
+        .unwrap_or_else(|| "/".to_string());
+    let head = Request::builder()
+        .method(method.clone())
+        .uri(path_with_query.as_str())
+        .build();
+    if liveness::asked(&head, &method_name(&method)) {
+        return liveness::answer(&incoming, response_out).await;
+    }
     let mut request = Request::builder()
-        .method(incoming.method())
-        .uri(incoming.uri())
+        .method(method)
+        .uri(path_with_query)
         .headers(incoming.headers())
         .build();
     let mut trace = telemetry::RequestTrace::begin(&request, &method_name(request.method()));
     let mut ctx = headers::Context {
         allowed_origin: headers::allowed_origin(&request),
-        anonymous_mode: kg_spin::variable("auth_mode").is_ok_and(|m| m.trim() == "none"),
+        anonymous_mode: headers::anonymous_mode(),
         auth_ms: None,
     };
     if *request.method() == Method::Options {
@@ -154,7 +169,7 @@ fn admit(request: &Request, ctx: &mut headers::Context) -> Result<(Route, Princi
     let method = method_name(request.method());
     let route = kg_http::route(&method, request.path());
     match route {
-        Ok(Route::HealthLive) => return Err(live()),
+        Ok(Route::HealthLive) => return Err(liveness::response()),
         Ok(Route::HealthReady) => return Err(readiness::handle()),
         Ok(Route::AuthConfig) => return Err(auth_config()),
         _ => {}
@@ -190,7 +205,7 @@ fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, Ap
         prompts::check()?;
     }
     Ok(match route {
-        Route::HealthLive => full(live()),
+        Route::HealthLive => full(liveness::response()),
         Route::HealthReady => full(readiness::handle()),
         Route::AuthConfig => full(auth_config()),
         Route::Health => full(health::handle()),
@@ -252,11 +267,6 @@ fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, Ap
         Route::GetConversation { id } => full(agent::get_conversation(&id, &who)?),
         Route::DeleteConversation { id } => full(agent::delete_conversation(&id, &who)?),
     })
-}
-
-/// `GET /health/live`: the instance answers; nothing more (no credential, no details).
-fn live() -> Response {
-    json_response(200, &serde_json::json!({"status": "ok"}))
 }
 
 /// `GET /auth/config`: the auth modes and the browser's OpenID Connect client (issuer,
