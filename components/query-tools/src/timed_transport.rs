@@ -121,8 +121,10 @@ impl Transport for TimedTransport {
         };
 
         // Wait for the answer or the deadline, whichever comes first: this holds even on
-        // a host that ignores the request options.
-        if !ready_in_time(&future.subscribe(), remaining(started, deadline_ns)) {
+        // a host that ignores the request options. One timer for the whole request, every
+        // wait polls it (a timer per wait cost three more host calls each).
+        let deadline = monotonic_clock::subscribe_instant(started.saturating_add(deadline_ns));
+        if !ready_in_time(&future.subscribe(), &deadline) {
             return Err(write_error.unwrap_or_else(|| timeout(deadline_ns)));
         }
         let response = match future.get() {
@@ -140,7 +142,7 @@ impl Transport for TimedTransport {
         let incoming = response
             .consume()
             .map_err(|()| other("response body unavailable".into()))?;
-        let body = read_body(&incoming, started, deadline_ns)?;
+        let body = read_body(&incoming, &deadline, deadline_ns)?;
         drop(IncomingBody::finish(incoming));
         Ok(HttpResponse {
             status,
@@ -150,20 +152,27 @@ impl Transport for TimedTransport {
     }
 }
 
+/// The body to its end. A read comes first: what has arrived is taken without a wait (a
+/// small answer is usually all there with its headers); only an empty read waits, on the
+/// stream's one pollable, against the request's deadline.
 fn read_body(
     incoming: &IncomingBody,
-    started: u64,
+    deadline: &Pollable,
     deadline_ns: u64,
 ) -> Result<Vec<u8>, TransportError> {
     let stream = incoming
         .stream()
         .map_err(|()| other("response body stream unavailable".into()))?;
+    let mut readable = None;
     let mut body = Vec::new();
     loop {
-        if !ready_in_time(&stream.subscribe(), remaining(started, deadline_ns)) {
-            return Err(timeout(deadline_ns));
-        }
         match stream.read(64 * 1024) {
+            Ok(chunk) if chunk.is_empty() => {
+                let readable = readable.get_or_insert_with(|| stream.subscribe());
+                if !ready_in_time(readable, deadline) {
+                    return Err(timeout(deadline_ns));
+                }
+            }
             Ok(chunk) => body.extend_from_slice(&chunk),
             Err(StreamError::Closed) => return Ok(body),
             Err(StreamError::LastOperationFailed(e)) => {
@@ -176,15 +185,9 @@ fn read_body(
     }
 }
 
-/// Nanoseconds left until the deadline.
-fn remaining(started: u64, deadline_ns: u64) -> u64 {
-    deadline_ns.saturating_sub(monotonic_clock::now().saturating_sub(started))
-}
-
-/// Waits until `pollable` is ready or `within` nanoseconds pass; true when it is ready.
-fn ready_in_time(pollable: &Pollable, within: u64) -> bool {
-    let timer = monotonic_clock::subscribe_duration(within);
-    within > 0 && (poll(&[pollable, &timer]).contains(&0) || pollable.ready())
+/// Waits until `pollable` is ready or the `deadline` timer fires; true when it is ready.
+fn ready_in_time(pollable: &Pollable, deadline: &Pollable) -> bool {
+    poll(&[pollable, deadline]).contains(&0) || pollable.ready()
 }
 
 fn timeout(deadline_ns: u64) -> TransportError {
