@@ -26,7 +26,7 @@ pub struct Cut {
 /// Shrinks `data` to at most `max` bytes of JSON; the arrays it cut.
 pub fn cap(data: &mut Json, max: usize) -> Vec<Cut> {
     let mut cuts: Vec<Cut> = Vec::new();
-    let mut size = data.to_string().len();
+    let mut size = json_len(&data);
     while size > max {
         let Some((path, array)) = largest_array(data) else {
             // No array left to shorten (one huge scalar): replace the answer by a note.
@@ -50,7 +50,7 @@ pub fn cap(data: &mut Json, max: usize) -> Vec<Cut> {
                 total: len,
             }),
         }
-        size = data.to_string().len();
+        size = json_len(&data);
     }
     cuts
 }
@@ -78,15 +78,42 @@ fn parse(text: &str) -> Json {
 /// The answer's size as the HTTP API sends it (`tool`, `data`, `summary`, `graph_data`,
 /// `truncated`).
 pub fn answer_bytes(tool: &str, data: &Json, summary: &str, graph: Option<&GraphData>) -> usize {
-    json!({
-        "tool": tool,
-        "data": data,
-        "summary": summary,
-        "graph_data": graph.map(graph_json),
-        "truncated": true,
+    /// The answer as the HTTP API sends it, borrowing `data` (building it with `json!`
+    /// cloned the whole result on every tool call just to measure it).
+    #[derive(serde::Serialize)]
+    struct Answer<'a> {
+        tool: &'a str,
+        data: &'a Json,
+        summary: &'a str,
+        graph_data: Option<Json>,
+        truncated: bool,
+    }
+    json_len(&Answer {
+        tool,
+        data,
+        summary,
+        graph_data: graph.map(graph_json),
+        truncated: true,
     })
-    .to_string()
-    .len()
+}
+
+/// How many bytes `value` takes as compact JSON, counted as serde_json writes it (no
+/// string is built).
+pub fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing to a counter cannot fail, and a `Json` or these fields always serialise.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// Fits the whole answer (data and graph together) in `max` bytes. True when anything
@@ -106,10 +133,8 @@ pub fn cap_answer(
     let note_reserve = 512;
     let overhead = answer_bytes(tool, &Json::Null, summary, None) + note_reserve + 64;
     let available = max.saturating_sub(overhead);
-    let data_size = data.to_string().len();
-    let graph_size = graph
-        .as_ref()
-        .map_or(0, |g| graph_json(g).to_string().len());
+    let data_size = json_len(&data);
+    let graph_size = graph.as_ref().map_or(0, |g| json_len(&graph_json(g)));
     // Each part keeps all of itself when it is the smaller half; otherwise they share.
     let (mut data_budget, mut graph_budget) = if data_size <= available / 2 {
         (data_size, available - data_size)
@@ -181,12 +206,12 @@ fn cap_graph(graph: &mut GraphData, max: usize) {
     let node_sizes: Vec<usize> = graph
         .nodes
         .iter()
-        .map(|n| node_json(n).to_string().len() + 1)
+        .map(|n| json_len(&node_json(n)) + 1)
         .collect();
     let edge_sizes: Vec<usize> = graph
         .edges
         .iter()
-        .map(|e| edge_json(e).to_string().len() + 1)
+        .map(|e| json_len(&edge_json(e)) + 1)
         .collect();
     let wrapper = r#"{"nodes":[],"edges":[]}"#.len();
     let (nodes_total, edges_total): (usize, usize) =
@@ -233,7 +258,7 @@ fn largest_array(value: &mut Json) -> Option<(String, &mut Vec<Json>)> {
         let children: Vec<&Json> = match value {
             Json::Array(items) => {
                 if !items.is_empty() {
-                    let size = value.to_string().len();
+                    let size = json_len(&value);
                     if best.as_ref().is_none_or(|(s, _)| size > *s) {
                         *best = Some((size, path.clone()));
                     }
@@ -360,6 +385,30 @@ mod tests {
     }
 
     proptest! {
+        /// The counted length is the length of the text the API sends: the answer built
+        /// as a JSON value and printed, escapes and non-ASCII text included.
+        #[test]
+        fn answer_bytes_is_the_printed_answer_s_length(
+            text in "\\PC{0,40}",
+            numbers in proptest::collection::vec(any::<f64>(), 0..5),
+            nodes in 0usize..5,
+            with_graph in any::<bool>(),
+        ) {
+            let data = json!({"rows": [[text.clone(), numbers]], "note": "\"quoted\"\n"});
+            let g = with_graph.then(|| graph(nodes, 3));
+            let printed = json!({
+                "tool": "run_read_cypher",
+                "data": data,
+                "summary": text,
+                "graph_data": g.as_ref().map(graph_json),
+                "truncated": true,
+            })
+            .to_string()
+            .len();
+            prop_assert_eq!(answer_bytes("run_read_cypher", &data, &text, g.as_ref()), printed);
+            prop_assert_eq!(json_len(&data), data.to_string().len());
+        }
+
         #[test]
         fn the_result_always_fits(n in 0usize..300, width in 0usize..500, max in 50usize..20_000) {
             let rows: Vec<Json> = (0..n).map(|i| json!({"i": i, "s": "y".repeat(width)})).collect();
