@@ -1,4 +1,5 @@
 use base64::Engine;
+use std::sync::{Mutex, PoisonError};
 
 /// Where and how to reach Neo4j.
 #[derive(Clone)]
@@ -94,13 +95,30 @@ impl Auth {
     pub fn header(&self) -> Option<String> {
         match self {
             Auth::None => None,
-            Auth::Basic { user, password } => Some(format!(
-                "Basic {}",
-                base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
-            )),
+            Auth::Basic { user, password } => Some(basic_header(user, password)),
             Auth::Bearer(token) => Some(format!("Bearer {token}")),
         }
     }
+}
+
+/// `Basic base64(user:password)`, remembered for the last credentials asked for: a
+/// component builds a [`crate::Client`] (which keeps its header) per tool call from one
+/// `Config`, so within an instance the encoding runs once, not once per call.
+fn basic_header(user: &str, password: &str) -> String {
+    static LAST: Mutex<Option<(String, String, String)>> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((u, p, header)) = &*last
+        && u == user
+        && p == password
+    {
+        return header.clone();
+    }
+    let header = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+    );
+    *last = Some((user.to_string(), password.to_string(), header.clone()));
+    header
 }
 
 // Secrets never reach logs through Debug.
@@ -176,6 +194,24 @@ mod tests {
             let e = Auth::bearer(bad).unwrap_err();
             assert!(e.0.contains(says), "{bad:?}: {e}");
             assert!(!e.0.contains("abc") && !e.0.contains("eyJ"), "{e}");
+        }
+    }
+
+    #[test]
+    fn basic_headers_are_rfc_7617_for_whichever_credentials_come_last() {
+        let basic = |user: &str, password: &str| {
+            Auth::Basic {
+                user: user.into(),
+                password: password.into(),
+            }
+            .header()
+        };
+        // Each asked twice: the remembered header is the same bytes, and a change of
+        // either part is noticed.
+        for _ in 0..2 {
+            assert_eq!(basic("neo4j", "pw").as_deref(), Some("Basic bmVvNGo6cHc="));
+            assert_eq!(basic("neo4j", "pw2").as_deref(), Some("Basic bmVvNGo6cHcy"));
+            assert_eq!(basic("neo4", "jpw").as_deref(), Some("Basic bmVvNDpqcHc="));
         }
     }
 

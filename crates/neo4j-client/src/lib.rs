@@ -7,12 +7,17 @@ mod client;
 mod config;
 mod error;
 mod notifications;
+mod result_de;
 mod telemetry;
 mod transport;
 mod value;
+mod value_de;
 
 pub use bookmarks::Bookmarks;
-pub use client::{AccessMode, Client, Counters, QueryResult, Transaction, parse_run_response};
+pub use client::{
+    AccessMode, Client, Counters, QueryResult, Transaction, parse_result_via_tree,
+    parse_run_response,
+};
 pub use config::{Auth, AuthConfigError, Config};
 pub use error::{ErrorKind, Neo4jError, TOO_EXPENSIVE};
 pub use notifications::{Notification, Position};

@@ -184,7 +184,7 @@ fn plain_map(json: Option<&Json>) -> BTreeMap<String, Value> {
 }
 
 /// A plain-JSON path is a list alternating node, relationship, node… of length ≥ 3.
-fn is_path(values: &[Value]) -> bool {
+pub(crate) fn is_path(values: &[Value]) -> bool {
     values.len() >= 3
         && values.len() % 2 == 1
         && values.iter().enumerate().all(|(i, v)| match v {
@@ -194,7 +194,7 @@ fn is_path(values: &[Value]) -> bool {
         })
 }
 
-fn split_path(values: Vec<Value>) -> Value {
+pub(crate) fn split_path(values: Vec<Value>) -> Value {
     let (mut nodes, mut relationships) = (Vec::new(), Vec::new());
     for (i, v) in values.into_iter().enumerate() {
         if i % 2 == 0 {
@@ -218,6 +218,29 @@ pub fn decode_typed(json: &Json) -> Value {
         // Not wrapped: fall back to the plain reading rather than failing the row.
         return decode_plain(json);
     };
+    decode_typed_parts(type_name, raw)
+}
+
+/// A typed value whose `_value` is already read, for a `$type` that is not a container
+/// (`value_de.rs` streams those): the text types take `raw`'s string without copying it.
+pub(crate) fn decode_typed_scalar(type_name: &str, raw: Json) -> Value {
+    match (type_name, raw) {
+        ("String", Json::String(s)) => Value::String(s),
+        ("Point", Json::String(s)) => Value::Point(s),
+        (
+            "Date" | "Time" | "LocalTime" | "DateTime" | "OffsetDateTime" | "ZonedDateTime"
+            | "LocalDateTime" | "Duration",
+            Json::String(iso),
+        ) => Value::Temporal {
+            type_name: type_name.to_string(),
+            iso,
+        },
+        (_, raw) => decode_typed_parts(type_name, &raw),
+    }
+}
+
+/// [`decode_typed`] of `{"$type": type_name, "_value": raw}`.
+pub(crate) fn decode_typed_parts(type_name: &str, raw: &Json) -> Value {
     let unknown = || Value::Unknown {
         type_name: type_name.to_string(),
         raw: raw.clone(),
