@@ -123,7 +123,9 @@ impl<T: LlmTransport, C: Clock> LlmClient<T, C> {
         stream: bool,
     ) -> Result<HttpResponse, LlmError> {
         self.config.validate()?;
-        let http = self.http_request(request, stream);
+        // The first attempt sends this one; a retry builds its own (cloning it for every
+        // call, in case one fails, copied the whole body each time).
+        let mut first = Some(self.http_request(request, stream));
         let started = self.clock.elapsed();
         let deadline = self.config.timeout;
         let mut attempt = 0u32;
@@ -137,7 +139,12 @@ impl<T: LlmTransport, C: Clock> LlmClient<T, C> {
                     attempts: attempt - 1,
                 });
             }
-            let failure = match self.transport.send_within(http.clone(), remaining) {
+            let failure = match self.transport.send_within(
+                first
+                    .take()
+                    .unwrap_or_else(|| self.http_request(request, stream)),
+                remaining,
+            ) {
                 Ok(response) if (200..300).contains(&response.status) => return Ok(response),
                 Ok(response) if is_transient_status(response.status) => {
                     let wait = retry_after(&response);

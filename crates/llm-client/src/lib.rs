@@ -12,6 +12,7 @@ mod client;
 mod clock;
 mod config;
 mod error;
+mod escape;
 mod incremental;
 mod message;
 mod request;
@@ -19,6 +20,7 @@ mod response;
 mod stream;
 mod telemetry;
 mod transport;
+mod wire;
 
 pub use client::{Chat, LlmClient};
 pub use clock::{Clock, SystemClock};

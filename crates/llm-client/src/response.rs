@@ -2,6 +2,7 @@
 
 use crate::error::LlmError;
 use crate::message::ToolCall;
+use crate::wire::{Answer, Call, Counts, Lenient};
 use serde_json::Value as Json;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -12,14 +13,18 @@ pub struct Usage {
 
 impl Usage {
     pub(crate) fn from_json(usage: &Json) -> Option<Usage> {
-        let field = |name: &str| {
-            usage
-                .get(name)
-                .and_then(Json::as_u64)
-                .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
-        };
-        let prompt = field("prompt_tokens");
-        let completion = field("completion_tokens");
+        let field = |name: &str| usage.get(name).and_then(Json::as_u64);
+        Usage::from_counts(&Counts {
+            prompt: field("prompt_tokens"),
+            completion: field("completion_tokens"),
+        })
+    }
+
+    /// `None` when neither count is there; a count past `u32::MAX` is cut to it.
+    pub(crate) fn from_counts(counts: &Counts) -> Option<Usage> {
+        let field = |n: Option<u64>| n.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+        let prompt = field(counts.prompt);
+        let completion = field(counts.completion);
         (prompt.is_some() || completion.is_some()).then(|| Usage {
             prompt_tokens: prompt.unwrap_or(0),
             completion_tokens: completion.unwrap_or(0),
@@ -51,67 +56,56 @@ pub struct ChatResponse {
 
 /// Parses `{"choices": [{"message": {...}, "finish_reason": ...}], "usage": {...}}`.
 pub fn parse_chat_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
-    let json: Json = serde_json::from_slice(body)
-        .map_err(|e| LlmError::BadResponse(format!("invalid JSON: {e}")))?;
-    if let Some(error) = json.get("error").filter(|e| !e.is_null()) {
+    let answer = serde_json::from_slice::<Lenient<Answer>>(body)
+        .map_err(|e| LlmError::BadResponse(format!("invalid JSON: {e}")))?
+        .0;
+    if let Some(error) = answer.error {
         return Err(LlmError::BadResponse(format!(
             "the answer is an error: {error}"
         )));
     }
-    let choice = json
-        .get("choices")
-        .and_then(Json::as_array)
-        .and_then(|c| c.first())
+    let choice = answer
+        .choice
         .ok_or_else(|| LlmError::BadResponse("no `choices` in the answer".into()))?;
     let message = choice
-        .get("message")
+        .message
         .ok_or_else(|| LlmError::BadResponse("the first choice has no `message`".into()))?;
-    let content = message
-        .get("content")
-        .and_then(Json::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let mut tool_calls = Vec::new();
-    if let Some(calls) = message.get("tool_calls").and_then(Json::as_array) {
-        for (position, call) in calls.iter().enumerate() {
-            tool_calls.push(parse_tool_call(call, position)?);
-        }
-    }
+    let tool_calls = message
+        .tool_calls
+        .into_iter()
+        .enumerate()
+        .map(|(position, call)| tool_call(call, position))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(ChatResponse {
-        content,
+        content: message.content.unwrap_or_default(),
         tool_calls,
-        finish_reason: choice
-            .get("finish_reason")
-            .and_then(Json::as_str)
-            .map(str::to_string),
-        usage: json.get("usage").and_then(Usage::from_json),
-        model: json.get("model").and_then(Json::as_str).map(str::to_string),
+        finish_reason: choice.finish_reason,
+        usage: Usage::from_counts(&answer.usage),
+        model: answer.model,
     })
 }
 
-fn parse_tool_call(call: &Json, position: usize) -> Result<ToolCall, LlmError> {
+fn tool_call(call: Call, position: usize) -> Result<ToolCall, LlmError> {
     let function = call
-        .get("function")
+        .function
         .ok_or_else(|| LlmError::BadResponse(format!("tool call {position} has no `function`")))?;
     let name = function
-        .get("name")
-        .and_then(Json::as_str)
+        .name
         .filter(|n| !n.is_empty())
         .ok_or_else(|| LlmError::BadResponse(format!("tool call {position} has no name")))?;
     // OpenAI sends arguments as JSON text; some local servers send an object.
-    let arguments = match function.get("arguments") {
-        Some(Json::String(text)) => text.clone(),
-        Some(Json::Null) | None => String::new(),
-        Some(other) => other.to_string(),
+    let arguments = match function.arguments {
+        Json::String(text) => text,
+        Json::Null => String::new(),
+        other => other.to_string(),
     };
     Ok(ToolCall {
         // Some local servers omit ids; the result must still be keyed by one.
         id: call
-            .get("id")
-            .and_then(Json::as_str)
+            .id
             .filter(|id| !id.is_empty())
-            .map_or_else(|| format!("call_{position}"), str::to_string),
-        name: name.to_string(),
+            .unwrap_or_else(|| format!("call_{position}")),
+        name,
         arguments,
     })
 }

@@ -70,7 +70,7 @@ fn reference(request: &ChatRequest, model: &str, stream: bool) -> String {
 
 fn text() -> impl Strategy<Value = String> {
     // Quotes, backslashes, control characters and non-ASCII: what escaping must handle.
-    "[a-z \"\\\\\n\t\u{1}é中]{0,12}"
+    "[a-z \"\\\\\n\t\r\u{1}\u{8}\u{c}\u{1f}\u{7f}é中]{0,24}"
 }
 
 fn message() -> impl Strategy<Value = Message> {
