@@ -2,7 +2,7 @@
 
 use crate::error::LlmError;
 use crate::message::ToolCall;
-use crate::wire::{Answer, Call, Counts, Lenient};
+use crate::wire::{Call, Counts, Whole};
 use serde_json::Value as Json;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,7 +56,7 @@ pub struct ChatResponse {
 
 /// Parses `{"choices": [{"message": {...}, "finish_reason": ...}], "usage": {...}}`.
 pub fn parse_chat_response(body: &[u8]) -> Result<ChatResponse, LlmError> {
-    let answer = serde_json::from_slice::<Lenient<Answer>>(body)
+    let answer = serde_json::from_slice::<Whole>(body)
         .map_err(|e| LlmError::BadResponse(format!("invalid JSON: {e}")))?
         .0;
     if let Some(error) = answer.error {

@@ -9,97 +9,135 @@
 //! value with `IgnoredAny` would accept numbers out of range and invalid UTF-8 that a tree
 //! refuses). The checks (an `error`, no choice, no message, a bad tool call) are made by
 //! `response::parse_chat_response` on what this reads, in the order the walk made them.
+//!
+//! One visitor reads every field, handed a [`Slot`] to fill in place: serde_json's
+//! `deserialize_any` is instantiated once for it, where a visitor type per field cost the
+//! dispatcher's Wasm 14 KB more (and returning each field by value, ~20 % more time). The
+//! owner of a slot resets it before a value is read into it, so a repeated key's last
+//! value wins and a value of another sort than the slot's leaves it absent or empty.
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value as Json;
 use std::fmt;
-use std::marker::PhantomData;
 
-/// What a JSON value becomes when read leniently. Each kind of value a field does not
-/// expect is read through (so the document is still checked) and gives `default()`.
-pub(crate) trait Shape: Default {
-    fn from_text(_text: &str) -> Self {
-        Self::default()
-    }
-    fn from_u64(_n: u64) -> Self {
-        Self::default()
-    }
-    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        while map.next_key::<Lenient<()>>()?.is_some() {
-            map.next_value::<Lenient<()>>()?;
-        }
-        Ok(Self::default())
-    }
-    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
-        while seq.next_element::<Lenient<()>>()?.is_some() {}
-        Ok(Self::default())
+/// Where a value goes; a value of another sort than the slot's is read through and
+/// leaves it as its owner reset it.
+enum Slot<'a> {
+    Nothing,
+    Text(&'a mut Option<String>),
+    /// A non-negative integer, as `Value::as_u64` takes one.
+    Count(&'a mut Option<u64>),
+    Answer(&'a mut Answer),
+    /// An array: its first element, as a choice.
+    Choices(&'a mut Option<Choice>),
+    Choice(&'a mut Choice),
+    Message(&'a mut AnswerMessage),
+    /// An array: each element, as a call.
+    Calls(&'a mut Vec<Call>),
+    Call(&'a mut Call),
+    Function(&'a mut Function),
+    Counts(&'a mut Counts),
+}
+
+/// Reads the next value of `map` into `slot`.
+fn value<'de, A: MapAccess<'de>>(map: &mut A, slot: Slot) -> Result<(), A::Error> {
+    map.next_value_seed(slot)
+}
+
+impl<'de> DeserializeSeed<'de> for Slot<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
     }
 }
 
-/// A value read as `T`'s [`Shape`]; `Lenient<()>` reads a value through and keeps nothing.
-pub(crate) struct Lenient<T>(pub T);
-
-impl<'de, T: Shape> Deserialize<'de> for Lenient<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer
-            .deserialize_any(ShapeVisitor(PhantomData))
-            .map(Lenient)
-    }
-}
-
-struct ShapeVisitor<T>(PhantomData<T>);
-
-impl<'de, T: Shape> Visitor<'de> for ShapeVisitor<T> {
-    type Value = T;
+impl<'de> Visitor<'de> for Slot<'_> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<T, E> {
-        Ok(T::default())
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_i64<E: de::Error>(self, n: i64) -> Result<T, E> {
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<(), E> {
         // A tree holds a non-negative i64 as an unsigned number.
-        Ok(u64::try_from(n).map_or_else(|_| T::default(), T::from_u64))
+        match u64::try_from(n) {
+            Ok(n) => self.visit_u64(n),
+            Err(_) => Ok(()),
+        }
     }
-    fn visit_u64<E: de::Error>(self, n: u64) -> Result<T, E> {
-        Ok(T::from_u64(n))
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
+        if let Slot::Count(count) = self {
+            *count = Some(n);
+        }
+        Ok(())
     }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<T, E> {
-        Ok(T::default())
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_str<E: de::Error>(self, text: &str) -> Result<T, E> {
-        Ok(T::from_text(text))
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<(), E> {
+        if let Slot::Text(slot) = self {
+            *slot = Some(text.to_owned());
+        }
+        Ok(())
     }
-    fn visit_unit<E: de::Error>(self) -> Result<T, E> {
-        Ok(T::default())
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_none<E: de::Error>(self) -> Result<T, E> {
-        Ok(T::default())
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
-        T::from_seq(seq)
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        match self {
+            Slot::Choices(slot) => {
+                // There is a first choice, whatever its sort, when the array is not empty.
+                let first = slot.insert(Choice::default());
+                if seq.next_element_seed(Slot::Choice(first))?.is_none() {
+                    *slot = None;
+                }
+            }
+            Slot::Calls(calls) => loop {
+                calls.push(Call::default());
+                let Some(call) = calls.last_mut() else { break };
+                if seq.next_element_seed(Slot::Call(call))?.is_none() {
+                    calls.pop();
+                    break;
+                }
+            },
+            _ => {}
+        }
+        while seq.next_element_seed(Slot::Nothing)?.is_some() {}
+        Ok(())
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-        T::from_map(map)
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        match self {
+            Slot::Answer(answer) => read_answer(&mut map, answer),
+            Slot::Choice(choice) => read_choice(&mut map, choice),
+            Slot::Message(message) => read_message(&mut map, message),
+            Slot::Call(call) => read_call(&mut map, call),
+            Slot::Function(function) => read_function(&mut map, function),
+            Slot::Counts(counts) => read_counts(&mut map, counts),
+            _ => {
+                while map.next_key_seed(Slot::Nothing)?.is_some() {
+                    value(&mut map, Slot::Nothing)?;
+                }
+                Ok(())
+            }
+        }
     }
 }
 
-/// Reads through anything.
-impl Shape for () {}
+/// The whole answer as `serde_json::from_slice` reads it (any other value than an object
+/// is an answer without choices).
+pub(crate) struct Whole(pub Answer);
 
-/// A string; anything else is absent.
-impl Shape for Option<String> {
-    fn from_text(text: &str) -> Self {
-        Some(text.to_owned())
-    }
-}
-
-/// A non-negative integer (as `Value::as_u64` takes it); anything else is absent.
-impl Shape for Option<u64> {
-    fn from_u64(n: u64) -> Self {
-        Some(n)
+impl<'de> Deserialize<'de> for Whole {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut answer = Answer::default();
+        Slot::Answer(&mut answer).deserialize(deserializer)?;
+        Ok(Whole(answer))
     }
 }
 
@@ -171,57 +209,52 @@ pub(crate) struct Answer {
     pub model: Option<String>,
 }
 
-impl Shape for Answer {
-    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut answer = Answer::default();
-        while let Some(key) = map.next_key::<AnswerKey>()? {
-            match key {
-                AnswerKey::Error => {
-                    answer.error = Some(map.next_value::<Json>()?).filter(|e| !e.is_null());
-                }
-                AnswerKey::Choices => answer.choice = map.next_value::<Lenient<First>>()?.0.0,
-                AnswerKey::Usage => answer.usage = map.next_value::<Lenient<Counts>>()?.0,
-                AnswerKey::Model => answer.model = map.next_value::<Lenient<_>>()?.0,
-                AnswerKey::Other => map.next_value::<Lenient<()>>()?.0,
+fn read_answer<'de, A: MapAccess<'de>>(map: &mut A, answer: &mut Answer) -> Result<(), A::Error> {
+    while let Some(key) = map.next_key::<AnswerKey>()? {
+        match key {
+            AnswerKey::Error => {
+                answer.error = Some(map.next_value::<Json>()?).filter(|e| !e.is_null());
             }
+            AnswerKey::Choices => {
+                answer.choice = None;
+                value(map, Slot::Choices(&mut answer.choice))?;
+            }
+            AnswerKey::Usage => {
+                answer.usage = Counts::default();
+                value(map, Slot::Counts(&mut answer.usage))?;
+            }
+            AnswerKey::Model => {
+                answer.model = None;
+                value(map, Slot::Text(&mut answer.model))?;
+            }
+            AnswerKey::Other => value(map, Slot::Nothing)?,
         }
-        Ok(answer)
     }
-}
-
-/// The first choice of `choices`; the others are read through.
-#[derive(Default)]
-struct First(Option<Choice>);
-
-impl Shape for First {
-    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
-        let first = seq.next_element::<Lenient<Choice>>()?.map(|c| c.0);
-        while seq.next_element::<Lenient<()>>()?.is_some() {}
-        Ok(First(first))
-    }
+    Ok(())
 }
 
 #[derive(Default)]
 pub(crate) struct Choice {
-    /// Present whatever its kind (a null message is an empty one, as the walk had it).
+    /// Present whatever its sort (a null message is an empty one, as the walk had it).
     pub message: Option<AnswerMessage>,
     pub finish_reason: Option<String>,
 }
 
-impl Shape for Choice {
-    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut choice = Choice::default();
-        while let Some(key) = map.next_key::<ChoiceKey>()? {
-            match key {
-                ChoiceKey::Message => choice.message = Some(map.next_value::<Lenient<_>>()?.0),
-                ChoiceKey::FinishReason => {
-                    choice.finish_reason = map.next_value::<Lenient<_>>()?.0;
-                }
-                ChoiceKey::Other => map.next_value::<Lenient<()>>()?.0,
+fn read_choice<'de, A: MapAccess<'de>>(map: &mut A, choice: &mut Choice) -> Result<(), A::Error> {
+    while let Some(key) = map.next_key::<ChoiceKey>()? {
+        match key {
+            ChoiceKey::Message => {
+                let message = choice.message.insert(AnswerMessage::default());
+                value(map, Slot::Message(message))?;
             }
+            ChoiceKey::FinishReason => {
+                choice.finish_reason = None;
+                value(map, Slot::Text(&mut choice.finish_reason))?;
+            }
+            ChoiceKey::Other => value(map, Slot::Nothing)?,
         }
-        Ok(choice)
     }
+    Ok(())
 }
 
 #[derive(Default)]
@@ -231,50 +264,49 @@ pub(crate) struct AnswerMessage {
     pub tool_calls: Vec<Call>,
 }
 
-impl Shape for AnswerMessage {
-    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut message = AnswerMessage::default();
-        while let Some(key) = map.next_key::<MessageKey>()? {
-            match key {
-                MessageKey::Content => message.content = map.next_value::<Lenient<_>>()?.0,
-                MessageKey::ToolCalls => message.tool_calls = map.next_value::<Lenient<_>>()?.0,
-                MessageKey::Other => map.next_value::<Lenient<()>>()?.0,
+fn read_message<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    message: &mut AnswerMessage,
+) -> Result<(), A::Error> {
+    while let Some(key) = map.next_key::<MessageKey>()? {
+        match key {
+            MessageKey::Content => {
+                message.content = None;
+                value(map, Slot::Text(&mut message.content))?;
             }
+            MessageKey::ToolCalls => {
+                message.tool_calls.clear();
+                value(map, Slot::Calls(&mut message.tool_calls))?;
+            }
+            MessageKey::Other => value(map, Slot::Nothing)?,
         }
-        Ok(message)
     }
-}
-
-impl Shape for Vec<Call> {
-    fn from_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
-        let mut calls = Vec::with_capacity(seq.size_hint().unwrap_or(1));
-        while let Some(call) = seq.next_element::<Lenient<Call>>()? {
-            calls.push(call.0);
-        }
-        Ok(calls)
-    }
+    Ok(())
 }
 
 /// One element of `tool_calls`, as it came: `response` checks it.
 #[derive(Default)]
 pub(crate) struct Call {
     pub id: Option<String>,
-    /// Present whatever its kind.
+    /// Present whatever its sort.
     pub function: Option<Function>,
 }
 
-impl Shape for Call {
-    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut call = Call::default();
-        while let Some(key) = map.next_key::<CallKey>()? {
-            match key {
-                CallKey::Id => call.id = map.next_value::<Lenient<_>>()?.0,
-                CallKey::Function => call.function = Some(map.next_value::<Lenient<_>>()?.0),
-                CallKey::Other => map.next_value::<Lenient<()>>()?.0,
+fn read_call<'de, A: MapAccess<'de>>(map: &mut A, call: &mut Call) -> Result<(), A::Error> {
+    while let Some(key) = map.next_key::<CallKey>()? {
+        match key {
+            CallKey::Id => {
+                call.id = None;
+                value(map, Slot::Text(&mut call.id))?;
             }
+            CallKey::Function => {
+                let function = call.function.insert(Function::default());
+                value(map, Slot::Function(function))?;
+            }
+            CallKey::Other => value(map, Slot::Nothing)?,
         }
-        Ok(call)
     }
+    Ok(())
 }
 
 #[derive(Default)]
@@ -285,18 +317,21 @@ pub(crate) struct Function {
     pub arguments: Json,
 }
 
-impl Shape for Function {
-    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut function = Function::default();
-        while let Some(key) = map.next_key::<FunctionKey>()? {
-            match key {
-                FunctionKey::Name => function.name = map.next_value::<Lenient<_>>()?.0,
-                FunctionKey::Arguments => function.arguments = map.next_value()?,
-                FunctionKey::Other => map.next_value::<Lenient<()>>()?.0,
+fn read_function<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    function: &mut Function,
+) -> Result<(), A::Error> {
+    while let Some(key) = map.next_key::<FunctionKey>()? {
+        match key {
+            FunctionKey::Name => {
+                function.name = None;
+                value(map, Slot::Text(&mut function.name))?;
             }
+            FunctionKey::Arguments => function.arguments = map.next_value()?,
+            FunctionKey::Other => value(map, Slot::Nothing)?,
         }
-        Ok(function)
     }
+    Ok(())
 }
 
 /// `usage`'s two counts, each when it is a non-negative integer.
@@ -306,18 +341,19 @@ pub(crate) struct Counts {
     pub completion: Option<u64>,
 }
 
-impl Shape for Counts {
-    fn from_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        let mut counts = Counts::default();
-        while let Some(key) = map.next_key::<UsageKey>()? {
-            match key {
-                UsageKey::PromptTokens => counts.prompt = map.next_value::<Lenient<_>>()?.0,
-                UsageKey::CompletionTokens => {
-                    counts.completion = map.next_value::<Lenient<_>>()?.0;
-                }
-                UsageKey::Other => map.next_value::<Lenient<()>>()?.0,
+fn read_counts<'de, A: MapAccess<'de>>(map: &mut A, counts: &mut Counts) -> Result<(), A::Error> {
+    while let Some(key) = map.next_key::<UsageKey>()? {
+        match key {
+            UsageKey::PromptTokens => {
+                counts.prompt = None;
+                value(map, Slot::Count(&mut counts.prompt))?;
             }
+            UsageKey::CompletionTokens => {
+                counts.completion = None;
+                value(map, Slot::Count(&mut counts.completion))?;
+            }
+            UsageKey::Other => value(map, Slot::Nothing)?,
         }
-        Ok(counts)
     }
+    Ok(())
 }
