@@ -90,7 +90,9 @@ impl Guest for QueryTools {
             .map(|(name, description, schema)| ToolSpec {
                 name: name.into(),
                 description: description.into(),
-                parameters_schema: schema.to_string(),
+                // serde_json's own writer: `Display` (`to_string`) goes through the
+                // formatter piece by piece, several times slower.
+                parameters_schema: serde_json::to_string(&schema).unwrap_or_default(),
             })
             .collect()
     }

@@ -270,14 +270,14 @@ fn specs(graph: Vec<query_tools::ToolSpec>, set: Toolset) -> Vec<ToolSpec> {
         .map(|t| ToolSpec {
             name: t.name,
             description: t.description,
-            parameters: serde_json::from_str(&t.parameters_schema)
-                .unwrap_or(json!({"type": "object"})),
+            parameters: ToolSpec::schema_or_object(t.parameters_schema),
         })
         .collect();
     specs.push(ToolSpec {
         name: SEARCH_DOCUMENTS.into(),
         description: "Hybrid (vector + keyword) search over ingested documents such as policies; returns the best passages with their document ids.".into(),
-        parameters: json!({"type": "object", "properties": {"query": {"type": "string"}, "top_k": {"type": "integer", "minimum": 1, "maximum": 20}}, "required": ["query"]}),
+        // Compact, keys sorted: the text serde_json printed for it as a tree.
+        parameters: r#"{"properties":{"query":{"type":"string"},"top_k":{"maximum":20,"minimum":1,"type":"integer"}},"required":["query"],"type":"object"}"#.into(),
     });
     if set == Toolset::Action {
         let read_only = [
@@ -290,7 +290,7 @@ fn specs(graph: Vec<query_tools::ToolSpec>, set: Toolset) -> Vec<ToolSpec> {
                 specs.push(ToolSpec {
                     name: name.into(),
                     description: description.into(),
-                    parameters: schema,
+                    parameters: schema.to_string(),
                 });
             }
         }
@@ -301,7 +301,7 @@ fn specs(graph: Vec<query_tools::ToolSpec>, set: Toolset) -> Vec<ToolSpec> {
                 "entity_type": {"type": "string"}, "action_name": {"type": "string"},
                 "entity_ids": {"type": "array", "items": {"type": "string"}, "minItems": 1},
                 "parameters": {"type": "object"}},
-                "required": ["entity_type", "action_name", "entity_ids"]}),
+                "required": ["entity_type", "action_name", "entity_ids"]}).to_string(),
         });
     }
     specs

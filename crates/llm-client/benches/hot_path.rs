@@ -36,7 +36,8 @@ fn tool(i: usize) -> ToolSpec {
                 "limit": {"type": "integer", "minimum": 1, "maximum": 100}
             },
             "required": ["label"]
-        }),
+        })
+        .to_string(),
     }
 }
 

@@ -23,7 +23,7 @@ pub(crate) fn tool(out: &mut Vec<u8>, tool: &ToolSpec) {
     out.extend_from_slice(br#","name":"#);
     escape::string(out, &tool.name);
     out.extend_from_slice(br#","parameters":"#);
-    put(out, &tool.parameters);
+    out.extend_from_slice(tool.parameters.as_bytes());
     out.extend_from_slice(br#"},"type":"function"}"#);
 }
 

@@ -10,8 +10,24 @@ use std::sync::Arc;
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
-    /// JSON Schema (`{"type": "object", "properties": …}`).
-    pub parameters: Json,
+    /// JSON Schema (`{"type": "object", "properties": …}`) as compact JSON text, written
+    /// into the body as it is: the schemas come as text from the component that owns the
+    /// tools, and parsing them into a tree only to print them again cost a turn about as
+    /// much as a tool call. Whoever builds a spec hands valid JSON (see
+    /// [`ToolSpec::schema_or_object`]).
+    pub parameters: String,
+}
+
+impl ToolSpec {
+    /// `schema` when it is one JSON value, otherwise the schema of any object (a component
+    /// that sends invalid JSON is a bug; the request must still be valid JSON).
+    pub fn schema_or_object(schema: String) -> String {
+        if serde_json::from_str::<serde::de::IgnoredAny>(&schema).is_ok() {
+            schema
+        } else {
+            r#"{"type":"object"}"#.to_string()
+        }
+    }
 }
 
 /// The tools a request offers, with their JSON written once: a ReAct turn offers the same
@@ -133,5 +149,23 @@ impl ChatRequest {
     /// [`ChatRequest::body_bytes`] as a JSON tree.
     pub fn body(&self, model: &str, stream: bool) -> Json {
         crate::body::tree(&self.body_bytes(model, stream))
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::ToolSpec;
+
+    #[test]
+    fn a_schema_that_is_not_json_becomes_any_object() {
+        let schema = r#"{"type":"object","properties":{"a":{"type":"string"}}}"#;
+        assert_eq!(ToolSpec::schema_or_object(schema.into()), schema);
+        for broken in ["", "{", r#"{"type": }"#, "{} {}"] {
+            assert_eq!(
+                ToolSpec::schema_or_object(broken.into()),
+                r#"{"type":"object"}"#,
+                "{broken:?}"
+            );
+        }
     }
 }

@@ -37,7 +37,7 @@ fn reference(request: &ChatRequest, model: &str, stream: bool) -> String {
         let tools: Vec<Json> = request
             .tools
             .iter()
-            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": serde_json::from_str::<serde_json::Value>(&t.parameters).unwrap()}}))
             .collect();
         body.insert("tools".into(), Json::Array(tools));
         if let Some(choice) = &request.tool_choice {
@@ -96,7 +96,7 @@ fn tool() -> impl Strategy<Value = ToolSpec> {
     (text(), text(), text()).prop_map(|(name, description, key)| ToolSpec {
         name,
         description,
-        parameters: json!({"type": "object", "properties": {key: {"type": "string", "minimum": 1.5}}, "required": []}),
+        parameters: json!({"type": "object", "properties": {key: {"type": "string", "minimum": 1.5}}, "required": []}).to_string(),
     })
 }
 

@@ -35,7 +35,7 @@ fn request_body_carries_messages_tools_choice_json_mode_and_sampling() {
         vec![ToolSpec {
             name: "search_instances".into(),
             description: "Find entities by name".into(),
-            parameters: json!({"type": "object", "properties": {"search_term": {"type": "string"}}, "required": ["search_term"]}),
+            parameters: json!({"type": "object", "properties": {"search_term": {"type": "string"}}, "required": ["search_term"]}).to_string(),
         }],
         ToolChoice::Auto,
     )
@@ -59,7 +59,7 @@ fn forced_function_and_no_key_means_no_authorization() {
         vec![ToolSpec {
             name: "f".into(),
             description: "d".into(),
-            parameters: json!({"type": "object"}),
+            parameters: json!({"type": "object"}).to_string(),
         }],
         ToolChoice::Function("f".into()),
     );

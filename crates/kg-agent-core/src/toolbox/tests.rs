@@ -146,7 +146,7 @@ fn action_tools_are_offered_only_for_an_action_turn() {
     let answer = tools.specs(Toolset::Query);
     assert_eq!(
         answer[0].parameters,
-        json!({"type": "object"}),
+        json!({"type": "object"}).to_string(),
         "bad schema"
     );
     assert_eq!(names(answer), ["describe_class", SEARCH_DOCUMENTS]);
@@ -308,5 +308,17 @@ fn entity_names_are_read_once_and_a_bad_label_or_failure_names_nothing() {
     assert!(
         query.contains("\"parameters\":{\"ids\":[\"PO-1\",\"PO-2\"]}"),
         "{query}"
+    );
+}
+
+/// The schemas written as text are the ones the value trees printed (what the model saw).
+#[test]
+fn search_documents_schema_text_is_its_tree_printed() {
+    let (mut tools, _) = toolbox(true);
+    let specs = tools.specs(Toolset::Query);
+    let search = specs.iter().find(|s| s.name == SEARCH_DOCUMENTS);
+    assert_eq!(
+        search.map(|s| s.parameters.as_str()),
+        Some(json!({"type": "object", "properties": {"query": {"type": "string"}, "top_k": {"type": "integer", "minimum": 1, "maximum": 20}}, "required": ["query"]}).to_string().as_str())
     );
 }

@@ -330,7 +330,7 @@ impl AgentTools for FakeTools {
             .map(|n| ToolSpec {
                 name: n.into(),
                 description: n.into(),
-                parameters: json!({"type": "object"}),
+                parameters: json!({"type": "object"}).to_string(),
             })
             .collect()
     }
