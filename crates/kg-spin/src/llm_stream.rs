@@ -171,8 +171,8 @@ fn timeout(deadline: Duration) -> TransportError {
 }
 
 async fn send_streamed(http: HttpRequest) -> Result<IncomingResponse, TransportError> {
-    let (builder, body) = outgoing(http);
-    send_built::<IncomingResponse>(builder, body)
+    let (request, body) = outgoing(http).map_err(transport_error)?;
+    send_built::<IncomingResponse>(request, body)
         .await
         .map_err(transport_error)
 }

@@ -6,7 +6,8 @@ use neo4j_client::{
     Auth, Bookmarks, Client, Config, HttpRequest, HttpResponse, Method, Transport, TransportError,
     TransportErrorKind,
 };
-use spin_sdk::http::{ErrorCode, SendError};
+use spin_sdk::http::conversions::TryIntoOutgoingRequest;
+use spin_sdk::http::{ErrorCode, Fields, IncomingResponse, OutgoingRequest, Scheme, SendError};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -21,63 +22,112 @@ impl Transport for SpinTransport {
 /// Sends a request without blocking the component, so several can be in flight at once
 /// (drive them with `spin_sdk::http::run`).
 pub async fn send_async(request: HttpRequest) -> Result<HttpResponse, TransportError> {
-    let (builder, body) = outgoing(request);
-    let result: Result<spin_sdk::http::Response, SendError> = send_built(builder, body).await;
-    match result {
-        Ok(response) => Ok(HttpResponse {
-            status: *response.status(),
-            headers: response
-                .headers()
-                .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string()))
-                .collect(),
-            body: response.into_body(),
-        }),
-        Err(e) => Err(transport_error(e)),
+    let (outgoing, body) = outgoing(request).map_err(transport_error)?;
+    let response: IncomingResponse = send_built(outgoing, body).await.map_err(transport_error)?;
+    // Read straight from the WASI response: spin-sdk's `Response` would first copy every
+    // header into a map of its own, then the body.
+    let status = response.status();
+    let headers = response
+        .headers()
+        .entries()
+        .into_iter()
+        .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
+        .collect();
+    let body = response.into_body().await.map_err(|e| TransportError {
+        kind: TransportErrorKind::Other,
+        message: format!("reading the answer failed: {}", e.to_debug_string()),
+    })?;
+    Ok(HttpResponse {
+        status,
+        headers,
+        body,
+    })
+}
+
+/// A request built for the host and the body spin-sdk writes after starting it (`None`
+/// when the body was written first).
+struct Prepared(OutgoingRequest, Option<Vec<u8>>);
+
+impl TryIntoOutgoingRequest for Prepared {
+    type Error = std::convert::Infallible;
+    fn try_into_outgoing_request(self) -> Result<(OutgoingRequest, Option<Vec<u8>>), Self::Error> {
+        Ok((self.0, self.1))
     }
 }
 
 /// Sends a request built by [`outgoing`], its body first when small (see
 /// [`EARLY_BODY_MAX`]); `O` is the whole response or, to read the body as it arrives,
 /// `spin_sdk::http::IncomingResponse`.
-pub(crate) async fn send_built<O>(
-    mut builder: spin_sdk::http::RequestBuilder,
-    body: Vec<u8>,
-) -> Result<O, SendError>
+pub(crate) async fn send_built<O>(request: OutgoingRequest, body: Vec<u8>) -> Result<O, SendError>
 where
     O: spin_sdk::http::conversions::TryFromIncomingResponse,
     O::Error: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
 {
     if body.len() <= EARLY_BODY_MAX {
-        send_body_first(builder.build(), body).await
+        use futures::SinkExt;
+        {
+            let mut sink = request.take_body();
+            if !body.is_empty() {
+                sink.send(body).await.map_err(SendError::Io)?;
+            }
+            // Dropping the sink finishes the body.
+        }
+        spin_sdk::http::send(Prepared(request, None)).await
     } else {
-        builder.body(body);
-        spin_sdk::http::send(builder.build()).await
+        spin_sdk::http::send(Prepared(request, Some(body))).await
     }
 }
 
-/// The Spin request for `request` (in the request's trace), and its body.
-pub(crate) fn outgoing(request: HttpRequest) -> (spin_sdk::http::RequestBuilder, Vec<u8>) {
-    let method = match request.method {
-        Method::Get => spin_sdk::http::Method::Get,
-        Method::Post => spin_sdk::http::Method::Post,
-        Method::Delete => spin_sdk::http::Method::Delete,
-    };
-    let mut builder = spin_sdk::http::Request::builder();
-    builder.method(method).uri(request.url);
+/// The WASI request for `request` (in the request's trace), and its body. Built directly
+/// (method, scheme, authority, path, one header list): spin-sdk's `Request` parsed the
+/// URL with `http`'s parser and kept the headers in a map, only to take both apart again.
+pub(crate) fn outgoing(request: HttpRequest) -> Result<(OutgoingRequest, Vec<u8>), SendError> {
+    let invalid = |what: String| SendError::RequestConversion(what.into());
+    let (scheme, authority, path) = split_url(&request.url)
+        .ok_or_else(|| invalid(format!("not an absolute http(s) URL: {}", request.url)))?;
     // Every outbound call joins the request's trace; the clients add their own span's
     // context, anything else (JWKS, embeddings) the innermost open span's.
     let traced = request
         .headers
         .iter()
         .any(|(name, _)| name.eq_ignore_ascii_case("traceparent"));
-    for (name, value) in request.headers {
-        builder.header(name, value);
-    }
+    let mut headers: Vec<(String, Vec<u8>)> = request
+        .headers
+        .into_iter()
+        .map(|(name, value)| (name, value.into_bytes()))
+        .collect();
     if !traced && let Some(parent) = kg_telemetry::current_traceparent() {
-        builder.header("traceparent", parent);
+        headers.push(("traceparent".into(), parent.into_bytes()));
     }
-    let body = request.body.unwrap_or_default();
-    (builder, body)
+    let fields = Fields::from_list(&headers)
+        .map_err(|e| invalid(format!("invalid request header: {e:?}")))?;
+    let outgoing = OutgoingRequest::new(fields);
+    let method = match request.method {
+        Method::Get => spin_sdk::http::Method::Get,
+        Method::Post => spin_sdk::http::Method::Post,
+        Method::Delete => spin_sdk::http::Method::Delete,
+    };
+    let set = |ok: Result<(), ()>, what: &str| ok.map_err(|()| invalid(format!("invalid {what}")));
+    set(outgoing.set_method(&method), "method")?;
+    set(outgoing.set_scheme(Some(&scheme)), "scheme")?;
+    set(outgoing.set_authority(Some(authority)), "authority")?;
+    set(outgoing.set_path_with_query(Some(path)), "path")?;
+    Ok((outgoing, request.body.unwrap_or_default()))
+}
+
+/// `http(s)://authority/path?query` → its parts (the path `/` when there is none).
+fn split_url(url: &str) -> Option<(Scheme, &str, &str)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = match scheme.to_ascii_lowercase().as_str() {
+        "http" => Scheme::Http,
+        "https" => Scheme::Https,
+        _ => return None,
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    (!authority.is_empty()).then_some((scheme, authority, path))
 }
 
 /// Bodies up to this size are written before the request starts. spin-sdk starts the
@@ -87,27 +137,6 @@ pub(crate) fn outgoing(request: HttpRequest) -> (spin_sdk::http::RequestBuilder,
 /// with the body first). Larger bodies keep spin-sdk's order: the host buffers about
 /// 1 MiB before the request starts, and a body beyond that would wait forever.
 pub const EARLY_BODY_MAX: usize = 64 * 1024;
-
-/// The request with its whole body written and finished before it is handed to the host.
-async fn send_body_first<O>(request: spin_sdk::http::Request, body: Vec<u8>) -> Result<O, SendError>
-where
-    O: spin_sdk::http::conversions::TryFromIncomingResponse,
-    O::Error: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
-{
-    use futures::SinkExt;
-    use spin_sdk::http::conversions::TryIntoOutgoingRequest;
-    let (outgoing, _) = request
-        .try_into_outgoing_request()
-        .map_err(|e| SendError::RequestConversion(e.into()))?;
-    {
-        let mut sink = outgoing.take_body();
-        if !body.is_empty() {
-            sink.send(body).await.map_err(SendError::Io)?;
-        }
-        // Dropping the sink finishes the body.
-    }
-    spin_sdk::http::send(outgoing).await
-}
 
 /// Whether the host refused the request: `HttpRequestDenied` for an origin outside
 /// `allowed_outbound_hosts`, or, from Spin's deny adapter for a dependency that was not
@@ -227,4 +256,29 @@ pub fn graph_execution_limit() -> Duration {
 pub fn graph_bookmarks() -> Bookmarks {
     static CHAIN: OnceLock<Bookmarks> = OnceLock::new();
     CHAIN.get_or_init(Bookmarks::default).clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_split_into_scheme_authority_and_path() {
+        let parts = |url| split_url(url).map(|(s, a, p)| (matches!(s, Scheme::Https), a, p));
+        assert_eq!(
+            parts("http://127.0.0.1:7474/db/neo4j/query/v2?x=1"),
+            Some((false, "127.0.0.1:7474", "/db/neo4j/query/v2?x=1"))
+        );
+        assert_eq!(
+            parts("HTTPS://api.example/v1/chat"),
+            Some((true, "api.example", "/v1/chat"))
+        );
+        assert_eq!(
+            parts("https://api.example"),
+            Some((true, "api.example", "/"))
+        );
+        for bad in ["api.example/v1", "ftp://x/y", "http:///path", ""] {
+            assert_eq!(parts(bad), None, "{bad}");
+        }
+    }
 }
