@@ -5,7 +5,7 @@
 //! handed out twice. The call's span stays open until the answer or the failure.
 
 use crate::llm::{SpinLlmTransport, within};
-use crate::neo4j::{outgoing, send_built, transport_error};
+use crate::neo4j::{head_of, outgoing, send_built, transport_error};
 use crate::sleep::sleep;
 use futures::StreamExt;
 use kg_telemetry::ActiveSpan;
@@ -175,20 +175,6 @@ async fn send_streamed(http: HttpRequest) -> Result<IncomingResponse, TransportE
     send_built::<IncomingResponse>(request, body)
         .await
         .map_err(transport_error)
-}
-
-/// Status and headers, without the body.
-fn head_of(response: &IncomingResponse) -> HttpResponse {
-    HttpResponse {
-        status: response.status(),
-        headers: response
-            .headers()
-            .entries()
-            .into_iter()
-            .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
-            .collect(),
-        body: Vec::new(),
-    }
 }
 
 /// Where the call stands when its body is read.

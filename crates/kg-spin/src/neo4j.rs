@@ -26,22 +26,26 @@ pub async fn send_async(request: HttpRequest) -> Result<HttpResponse, TransportE
     let response: IncomingResponse = send_built(outgoing, body).await.map_err(transport_error)?;
     // Read straight from the WASI response: spin-sdk's `Response` would first copy every
     // header into a map of its own, then the body.
-    let status = response.status();
-    let headers = response
-        .headers()
-        .entries()
-        .into_iter()
-        .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
-        .collect();
+    let head = head_of(&response);
     let body = response.into_body().await.map_err(|e| TransportError {
         kind: TransportErrorKind::Other,
         message: format!("reading the answer failed: {}", e.to_debug_string()),
     })?;
-    Ok(HttpResponse {
-        status,
-        headers,
-        body,
-    })
+    Ok(HttpResponse { body, ..head })
+}
+
+/// Status and headers, without the body.
+pub(crate) fn head_of(response: &IncomingResponse) -> HttpResponse {
+    HttpResponse {
+        status: response.status(),
+        headers: response
+            .headers()
+            .entries()
+            .into_iter()
+            .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
+            .collect(),
+        body: Vec::new(),
+    }
 }
 
 /// A request built for the host and the body spin-sdk writes after starting it (`None`
