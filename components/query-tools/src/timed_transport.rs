@@ -200,19 +200,15 @@ fn timeout(deadline_ns: u64) -> TransportError {
     }
 }
 
-/// `scheme://authority/path?query` → its parts.
+/// `scheme://authority/path?query` → its parts (`kg_spin::url_parts`), the scheme as
+/// this crate's WASI binding names it.
 fn split_url(url: &str) -> Result<(Scheme, &str, &str), TransportError> {
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| other(format!("not an absolute URL: {url}")))?;
+    let (scheme, authority, path) =
+        kg_spin::url_parts(url).ok_or_else(|| other(format!("not an absolute URL: {url}")))?;
     let scheme = match scheme {
         "http" => Scheme::Http,
         "https" => Scheme::Https,
         other => Scheme::Other(other.to_string()),
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
     };
     Ok((scheme, authority, path))
 }

@@ -19,7 +19,7 @@ pub use llm_probe::{LLM_PROBE_TIMEOUT, llm_models_url, llm_probe};
 pub use llm_stream::{LlmStream, Pulled};
 pub use neo4j::{
     DENIED, EARLY_BODY_MAX, GraphUser, SpinTransport, graph_bookmarks, graph_client, graph_config,
-    graph_execution_limit, graph_request_deadline, is_denied, send_async,
+    graph_execution_limit, graph_request_deadline, is_denied, send_async, url_parts,
 };
 pub use sleep::{Sleep, sleep};
 

@@ -48,14 +48,13 @@ pub(crate) fn head_of(response: &IncomingResponse) -> HttpResponse {
     }
 }
 
-/// A request built for the host and the body spin-sdk writes after starting it (`None`
-/// when the body was written first).
-struct Prepared(OutgoingRequest, Option<Vec<u8>>);
+/// A request built for the host with the body spin-sdk writes after starting it.
+struct WithLateBody(OutgoingRequest, Vec<u8>);
 
-impl TryIntoOutgoingRequest for Prepared {
+impl TryIntoOutgoingRequest for WithLateBody {
     type Error = std::convert::Infallible;
     fn try_into_outgoing_request(self) -> Result<(OutgoingRequest, Option<Vec<u8>>), Self::Error> {
-        Ok((self.0, self.1))
+        Ok((self.0, Some(self.1)))
     }
 }
 
@@ -76,9 +75,9 @@ where
             }
             // Dropping the sink finishes the body.
         }
-        spin_sdk::http::send(Prepared(request, None)).await
+        spin_sdk::http::send(request).await
     } else {
-        spin_sdk::http::send(Prepared(request, Some(body))).await
+        spin_sdk::http::send(WithLateBody(request, body)).await
     }
 }
 
@@ -121,17 +120,25 @@ pub(crate) fn outgoing(request: HttpRequest) -> Result<(OutgoingRequest, Vec<u8>
 
 /// `http(s)://authority/path?query` → its parts (the path `/` when there is none).
 fn split_url(url: &str) -> Option<(Scheme, &str, &str)> {
-    let (scheme, rest) = url.split_once("://")?;
+    let (scheme, authority, path) = url_parts(url)?;
     let scheme = match scheme.to_ascii_lowercase().as_str() {
         "http" => Scheme::Http,
         "https" => Scheme::Https,
         _ => return None,
     };
+    (!authority.is_empty()).then_some((scheme, authority, path))
+}
+
+/// `scheme://authority/path?query` → scheme, authority and path with query (`/` when the
+/// URL has none), for a WASI request's setters; `None` without `://`. Each caller decides
+/// which schemes it sends.
+pub fn url_parts(url: &str) -> Option<(&str, &str, &str)> {
+    let (scheme, rest) = url.split_once("://")?;
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
-    (!authority.is_empty()).then_some((scheme, authority, path))
+    Some((scheme, authority, path))
 }
 
 /// Bodies up to this size are written before the request starts. spin-sdk starts the
