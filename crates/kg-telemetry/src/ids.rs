@@ -64,19 +64,22 @@ impl fmt::Display for SpanId {
     }
 }
 
-/// Lower-case hex of an id (at most 16 bytes) in one `write_str`: a `{:02x}` per byte
-/// went through the formatter's padding 24 times per `traceparent`, which every outbound
-/// call and every call into another component formats.
+/// Lower-case hex of an id, 16 bytes per `write_str` (one for a trace or span id): a
+/// `{:02x}` per byte went through the formatter's padding 24 times per `traceparent`,
+/// which every outbound call and every call into another component formats.
 fn write_hex(f: &mut fmt::Formatter<'_>, bytes: &[u8]) -> fmt::Result {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = [0u8; 32];
-    for (pair, byte) in text.as_chunks_mut::<2>().0.iter_mut().zip(bytes) {
-        pair[0] = DIGITS[usize::from(byte >> 4)];
-        pair[1] = DIGITS[usize::from(byte & 0x0f)];
+    for chunk in bytes.chunks(16) {
+        let mut text = [0u8; 32];
+        for (pair, byte) in text.as_chunks_mut::<2>().0.iter_mut().zip(chunk) {
+            pair[0] = DIGITS[usize::from(byte >> 4)];
+            pair[1] = DIGITS[usize::from(byte & 0x0f)];
+        }
+        // Only ASCII digits were written.
+        let digits = std::str::from_utf8(&text[..chunk.len() * 2]).map_err(|_| fmt::Error)?;
+        f.write_str(digits)?;
     }
-    let len = bytes.len().min(16) * 2;
-    // Only ASCII digits were written.
-    f.write_str(std::str::from_utf8(&text[..len]).map_err(|_| fmt::Error)?)
+    Ok(())
 }
 
 /// Lower-case hex only: W3C trace context refuses upper case.
