@@ -227,16 +227,27 @@ pub(crate) fn decode_typed_scalar(type_name: &str, raw: Json) -> Value {
     match (type_name, raw) {
         ("String", Json::String(s)) => Value::String(s),
         ("Point", Json::String(s)) => Value::Point(s),
-        (
-            "Date" | "Time" | "LocalTime" | "DateTime" | "OffsetDateTime" | "ZonedDateTime"
-            | "LocalDateTime" | "Duration",
-            Json::String(iso),
-        ) => Value::Temporal {
+        (t, Json::String(iso)) if is_temporal(t) => Value::Temporal {
             type_name: type_name.to_string(),
             iso,
         },
         (_, raw) => decode_typed_parts(type_name, &raw),
     }
+}
+
+/// The typed JSON names of temporal values, whose `_value` is ISO text.
+fn is_temporal(type_name: &str) -> bool {
+    matches!(
+        type_name,
+        "Date"
+            | "Time"
+            | "LocalTime"
+            | "DateTime"
+            | "OffsetDateTime"
+            | "ZonedDateTime"
+            | "LocalDateTime"
+            | "Duration"
+    )
 }
 
 /// [`decode_typed`] of `{"$type": type_name, "_value": raw}`.
@@ -273,8 +284,7 @@ pub(crate) fn decode_typed_parts(type_name: &str, raw: &Json) -> Value {
         "Map" => raw
             .as_object()
             .map_or_else(unknown, |m| Value::Map(typed_map(m))),
-        "Date" | "Time" | "LocalTime" | "DateTime" | "OffsetDateTime" | "ZonedDateTime"
-        | "LocalDateTime" | "Duration" => raw.as_str().map_or_else(unknown, |s| Value::Temporal {
+        t if is_temporal(t) => raw.as_str().map_or_else(unknown, |s| Value::Temporal {
             type_name: type_name.to_string(),
             iso: s.to_string(),
         }),
