@@ -25,12 +25,7 @@ async fn main() -> anyhow::Result<()> {
     let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
 
     let live = format!("{}/health/live", host.url);
-    let with_reqwest = measure(requests, || async {
-        let response = client.get(&live).send().await?.error_for_status()?;
-        response.bytes().await?;
-        Ok(())
-    })
-    .await?;
+    let with_reqwest = measure(requests, || get(&client, &live)).await?;
     print("GET /health/live, reqwest", &with_reqwest);
 
     let mut connection = Connection::open(&host.url).await?;
@@ -51,13 +46,20 @@ async fn main() -> anyhow::Result<()> {
     print("GET /health/live, raw HTTP/1.1", &raw);
 
     let health = format!("{}/health", host.url);
-    let full = measure(requests, || async {
-        let response = client.get(&health).send().await?.error_for_status()?;
-        response.bytes().await?;
-        Ok(())
-    })
-    .await?;
+    let full = measure(requests, || get(&client, &health)).await?;
     print("GET /health, reqwest", &full);
+    Ok(())
+}
+
+/// One GET with reqwest, its body read to the end; an error status is an error.
+async fn get(client: &reqwest::Client, url: &str) -> anyhow::Result<()> {
+    client
+        .get(url)
+        .send()
+        .await?
+        .error_for_status()?
+        .bytes()
+        .await?;
     Ok(())
 }
 

@@ -93,7 +93,9 @@ pub async fn exchange(base_url: &str, bytes: &[u8], half_close: bool) -> Result<
 /// close`: build them with [`keep_alive_head`]).
 pub struct Connection {
     stream: TcpStream,
-    /// Bytes read past the last response (the start of the next one).
+    /// The bytes of the response being read. A caller waits for each answer before it
+    /// sends the next request, so nothing of a later response arrives early; `response`
+    /// takes them all.
     pending: Vec<u8>,
 }
 
