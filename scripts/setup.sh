@@ -17,7 +17,7 @@ echo "setup: building the web app (web/: npm ci && npm run build)" >&2
 (cd web && npm ci --no-audit --no-fund >&2 && npm run build >&2)
 
 echo "setup: building the components (wasm32-wasip2), devhost and devgraph" >&2
-cargo build --release --target wasm32-wasip2 \
+cargo build --profile component --target wasm32-wasip2 \
   -p kg-dispatcher -p kg-router -p kg-query-tools -p kg-action-executor -p kg-retriever -p kg-summariser \
   -p kg-web
 # The whole workspace's binaries (devhost and devgraph are the ones run.sh needs), not `-p

@@ -699,7 +699,7 @@ try {
     const b = readFileSync(join(assets, f));
     return [f, { raw: b.length, gzip: gzipSync(b, { level: 9 }).length }];
   }));
-  metrics.wasmBytes = statSync(join(repo, 'target/wasm32-wasip2/release/kg_web.wasm')).size;
+  metrics.wasmBytes = statSync(join(repo, 'target/wasm32-wasip2/component/kg_web.wasm')).size;
   const cold = [];
   for (let i = 0; i < 5; i++) {
     const ctx = await browser.newContext();

@@ -220,7 +220,7 @@ impl App {
 fn read_wasm(path: &Path, what: &str) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| {
         format!(
-            "reading {what} from {} (build the components first: cargo build --target wasm32-wasip2 --release)",
+            "reading {what} from {} (build the components first: cargo build --target wasm32-wasip2 --profile component, or scripts/setup.sh)",
             path.display()
         )
     })
