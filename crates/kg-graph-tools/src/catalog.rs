@@ -67,7 +67,7 @@ pub fn call_in<T: Transport>(
         describe::NAME => describe::run(client, arguments),
         read_cypher::NAME => read_cypher::run(client, transport, arguments),
         unknown => {
-            let names: Vec<String> = specs().iter().map(|s| s.0.to_string()).collect();
+            let names: Vec<String> = crate::SPEC_TEXTS.iter().map(|s| s.0.to_string()).collect();
             let suggestions = crate::close_matches(unknown, &names);
             let mut e = Error::new(ErrorCode::NotFound, format!("no tool `{unknown}`"));
             e.detail = Some(json!({"did_you_mean": suggestions, "tools": names}).to_string());

@@ -23,6 +23,7 @@ mod search;
 mod session;
 #[cfg(test)]
 mod session_tests;
+mod spec_texts;
 mod statistics;
 
 pub use byte_cap::MAX_RESULT_BYTES;
@@ -30,3 +31,4 @@ pub use catalog::{ToolOutput, call, call_in, hints, log_line, specs};
 pub use graph_error::graph_error;
 pub use schema::close_matches;
 pub use session::{Graph, Noted, Session};
+pub use spec_texts::SPEC_TEXTS;
