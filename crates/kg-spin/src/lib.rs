@@ -14,12 +14,14 @@ pub mod telemetry;
 pub use graph_probe::{GRAPH_PROBE_TIMEOUT, graph_probe};
 pub use llm::{
     LLM_CALL_TIMEOUT, SpinLlmTransport, llm_check, llm_client, llm_config, llm_error, within,
+    within_until,
 };
 pub use llm_probe::{LLM_PROBE_TIMEOUT, llm_models_url, llm_probe};
 pub use llm_stream::{LlmStream, Pulled};
 pub use neo4j::{
-    DENIED, EARLY_BODY_MAX, GraphUser, SpinTransport, graph_bookmarks, graph_client, graph_config,
-    graph_execution_limit, graph_request_deadline, is_denied, send_async, url_parts,
+    DENIED, EARLY_BODY_MAX, GraphUser, LLM_READ_HEADERS, READ_HEADERS, SpinTransport,
+    graph_bookmarks, graph_client, graph_config, graph_execution_limit, graph_request_deadline,
+    is_denied, send_async, send_reading, url_parts,
 };
 pub use sleep::{Sleep, sleep};
 

@@ -2,7 +2,7 @@
 //! attempt raced against a timer on the WASI monotonic clock (spin-sdk's `send` takes no
 //! timeout), and LLM errors mapped onto the WIT error classes.
 
-use crate::neo4j::send_async;
+use crate::neo4j::{LLM_READ_HEADERS, send_reading};
 use crate::variable;
 use kg_wit::types::{Check, Error, ErrorCode};
 use llm_client::{
@@ -21,7 +21,7 @@ pub struct SpinLlmTransport;
 
 impl Transport for SpinLlmTransport {
     fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
-        spin_sdk::http::run(send_async(request))
+        spin_sdk::http::run(send_reading(request, LLM_READ_HEADERS))
     }
 }
 
@@ -32,12 +32,13 @@ impl LlmTransport for SpinLlmTransport {
         timeout: Duration,
     ) -> Result<HttpResponse, TransportError> {
         let millis = timeout.as_millis();
-        spin_sdk::http::run(within(timeout, send_async(request))).unwrap_or_else(|| {
-            Err(TransportError {
-                kind: TransportErrorKind::Timeout,
-                message: format!("no answer within {millis} ms"),
+        spin_sdk::http::run(within(timeout, send_reading(request, LLM_READ_HEADERS)))
+            .unwrap_or_else(|| {
+                Err(TransportError {
+                    kind: TransportErrorKind::Timeout,
+                    message: format!("no answer within {millis} ms"),
+                })
             })
-        })
     }
 }
 
@@ -107,8 +108,19 @@ pub fn llm_error(e: &LlmError) -> Error {
 
 /// `Some(output)` when `work` finishes within `timeout`, `None` otherwise.
 pub async fn within<T>(timeout: Duration, work: impl Future<Output = T>) -> Option<T> {
+    race(crate::sleep::sleep(timeout), work).await
+}
+
+/// `Some(output)` when `work` finishes before the monotonic clock reads `deadline_ns`,
+/// `None` otherwise: [`within`] for a caller that has just read the clock.
+pub async fn within_until<T>(deadline_ns: u64, work: impl Future<Output = T>) -> Option<T> {
+    race(crate::sleep::Sleep::until(deadline_ns), work).await
+}
+
+/// `work`'s output, or `None` once `timer` completes first (`work` is polled first).
+async fn race<T>(timer: crate::sleep::Sleep, work: impl Future<Output = T>) -> Option<T> {
     let mut work = pin!(work);
-    let mut timer = pin!(crate::sleep::sleep(timeout));
+    let mut timer = pin!(timer);
     std::future::poll_fn(|cx| {
         if let Poll::Ready(output) = work.as_mut().poll(cx) {
             return Poll::Ready(Some(output));

@@ -5,7 +5,7 @@
 //! handed out twice. The call's span stays open until the answer or the failure.
 
 use crate::llm::{SpinLlmTransport, within};
-use crate::neo4j::{head_of, outgoing, send_built, transport_error};
+use crate::neo4j::{LLM_READ_HEADERS, head_of, outgoing, send_built, transport_error};
 use crate::sleep::sleep;
 use futures::StreamExt;
 use kg_telemetry::ActiveSpan;
@@ -128,7 +128,7 @@ async fn stream_call(
             None => client.judge_failure(&timeout(deadline), attempt, since(started)),
             Some(Err(e)) => client.judge_failure(&e, attempt, since(started)),
             Some(Ok(response)) => {
-                let head = head_of(&response);
+                let head = head_of(&response, LLM_READ_HEADERS);
                 match client.judge_status(&head, attempt, since(started)) {
                     Verdict::Read => {
                         let read = Reading {

@@ -20,13 +20,32 @@ impl Transport for SpinTransport {
 }
 
 /// Sends a request without blocking the component, so several can be in flight at once
-/// (drive them with `spin_sdk::http::run`).
+/// (drive them with `spin_sdk::http::run`). The response carries the headers any client
+/// of this crate reads ([`READ_HEADERS`]).
 pub async fn send_async(request: HttpRequest) -> Result<HttpResponse, TransportError> {
+    send_reading(request, READ_HEADERS).await
+}
+
+/// The response headers the clients sent through this crate read: neo4j-client the
+/// content type and the cluster affinity, llm-client the content type (and `retry-after`,
+/// which [`head_of`] adds to every non-2xx answer). A header not named here is not in the
+/// `HttpResponse` a send returns: a client that starts reading another one must add it.
+pub const READ_HEADERS: &[&str] = &["content-type", "neo4j-cluster-affinity"];
+
+/// What llm-client reads of a response (with `retry-after` on a non-2xx answer).
+pub const LLM_READ_HEADERS: &[&str] = &["content-type"];
+
+/// [`send_async`], the response carrying only the headers named in `read` (see
+/// [`head_of`]).
+pub async fn send_reading(
+    request: HttpRequest,
+    read: &[&str],
+) -> Result<HttpResponse, TransportError> {
     let (outgoing, body) = outgoing(request).map_err(transport_error)?;
     let response: IncomingResponse = send_built(outgoing, body).await.map_err(transport_error)?;
     // Read straight from the WASI response: spin-sdk's `Response` would first copy every
     // header into a map of its own, then the body.
-    let head = head_of(&response);
+    let head = head_of(&response, read);
     let body = response.into_body().await.map_err(|e| TransportError {
         kind: TransportErrorKind::Other,
         message: format!("reading the answer failed: {}", e.to_debug_string()),
@@ -34,18 +53,35 @@ pub async fn send_async(request: HttpRequest) -> Result<HttpResponse, TransportE
     Ok(HttpResponse { body, ..head })
 }
 
-/// Status and headers, without the body.
-pub(crate) fn head_of(response: &IncomingResponse) -> HttpResponse {
+/// Status and the headers named in `read`, plus `retry-after` on a non-2xx answer,
+/// without the body. Each is fetched by name: listing every header (`entries`) costs two
+/// host-call transitions plus two per header (the host calls into the component's
+/// allocator for each name and each value), a lookup two plus one per value found. A
+/// header's values keep their order, so `HttpResponse::header` finds the same first one.
+pub(crate) fn head_of(response: &IncomingResponse, read: &[&str]) -> HttpResponse {
+    let status = response.status();
+    let fields = response.headers();
+    let mut headers = Vec::new();
+    for name in headers_to_read(status, read) {
+        for value in fields.get(name) {
+            headers.push((
+                name.to_string(),
+                String::from_utf8_lossy(&value).into_owned(),
+            ));
+        }
+    }
     HttpResponse {
-        status: response.status(),
-        headers: response
-            .headers()
-            .entries()
-            .into_iter()
-            .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
-            .collect(),
+        status,
+        headers,
         body: Vec::new(),
     }
+}
+
+/// The headers [`head_of`] fetches for an answer with `status`: `read`, and `retry-after`
+/// when the answer is not a success (llm-client's backoff reads it only then).
+fn headers_to_read<'a>(status: u16, read: &'a [&'a str]) -> impl Iterator<Item = &'a str> {
+    let retry = (!(200..300).contains(&status)).then_some("retry-after");
+    read.iter().copied().chain(retry)
 }
 
 /// A request built for the host with the body spin-sdk writes after starting it.
@@ -272,6 +308,22 @@ pub fn graph_bookmarks() -> Bookmarks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_after_is_read_from_every_answer_but_a_success() {
+        let names = |status| headers_to_read(status, READ_HEADERS).collect::<Vec<_>>();
+        for status in [200, 201, 299] {
+            assert_eq!(names(status), READ_HEADERS, "{status}");
+        }
+        for status in [199, 300, 429, 500, 503] {
+            assert_eq!(names(status).last(), Some(&"retry-after"), "{status}");
+            assert_eq!(names(status).len(), READ_HEADERS.len() + 1, "{status}");
+        }
+        assert_eq!(
+            headers_to_read(200, LLM_READ_HEADERS).collect::<Vec<_>>(),
+            ["content-type"]
+        );
+    }
 
     #[test]
     fn urls_split_into_scheme_authority_and_path() {

@@ -23,8 +23,14 @@ pub struct Sleep {
 impl Sleep {
     pub fn new(duration: Duration) -> Self {
         let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        Sleep::until(monotonic_clock::now().saturating_add(nanos))
+    }
+
+    /// Completes once the monotonic clock reads `deadline_ns`: for a caller that has just
+    /// read the clock itself (one host call less than [`Sleep::new`]).
+    pub fn until(deadline_ns: u64) -> Self {
         Sleep {
-            deadline_ns: monotonic_clock::now().saturating_add(nanos),
+            deadline_ns,
             registration: None,
         }
     }

@@ -8,7 +8,7 @@
 use super::sink::{HEARTBEAT, Link};
 use kg_agent_core::react::Model;
 use kg_agent_core::turn::ports::{AgentModel, ModelPoll, ModelStream};
-use kg_spin::{LlmStream, Pulled, SpinLlmTransport, send_async, within};
+use kg_spin::{LlmStream, Pulled, SpinLlmTransport, send_reading, within_until};
 use llm_client::{
     ChatRequest, ChatResponse, HttpRequest, HttpResponse, LlmClient, LlmError, LlmTransport,
     Transport, TransportError, TransportErrorKind,
@@ -65,30 +65,34 @@ impl LlmTransport for HeartbeatTransport {
             HEARTBEAT
         };
         // In ns on the monotonic clock; the turn's end is reached exactly when its ms
-        // clock reads `turn_end_ms`, so the turn then sees its deadline passed too.
+        // clock reads `turn_end_ms`, so the turn then sees its deadline passed too. One
+        // reading serves the checks, the call's end and the first wait (each reading is a
+        // host call; they were microseconds apart). `end` only comes earlier for it.
         let turn_end = self.turn_end_ms.map(|ms| ms.saturating_mul(1_000_000));
-        if turn_end.is_some_and(|end| monotonic_clock::now() >= end) {
+        let mut now = monotonic_clock::now();
+        if turn_end.is_some_and(|end| now >= end) {
             return Err(out_of_time());
         }
-        let end = monotonic_clock::now()
-            .saturating_add(u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX));
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let end = now.saturating_add(nanos(timeout));
+        let tick_ns = nanos(tick);
         spin_sdk::http::run(async move {
-            let mut work = pin!(send_async(request));
+            let mut work = pin!(send_reading(request, kg_spin::LLM_READ_HEADERS));
             loop {
-                let now = monotonic_clock::now();
                 let to_turn_end = match turn_end {
                     Some(turn_end) if now >= turn_end => return Err(out_of_time()),
-                    Some(turn_end) => Duration::from_nanos(turn_end - now),
-                    None => Duration::MAX,
+                    Some(turn_end) => turn_end - now,
+                    None => u64::MAX,
                 };
-                let left = Duration::from_nanos(end.saturating_sub(now));
-                if left.is_zero() {
+                let left = end.saturating_sub(now);
+                if left == 0 {
                     return Err(TransportError {
                         kind: TransportErrorKind::Timeout,
                         message: format!("no answer within {} ms", timeout.as_millis()),
                     });
                 }
-                if let Some(result) = within(left.min(tick).min(to_turn_end), work.as_mut()).await {
+                let wait_end = now.saturating_add(left.min(tick_ns).min(to_turn_end));
+                if let Some(result) = within_until(wait_end, work.as_mut()).await {
                     return result;
                 }
                 if let Some(link) = &link {
@@ -98,6 +102,7 @@ impl LlmTransport for HeartbeatTransport {
                     }
                     link.beat();
                 }
+                now = monotonic_clock::now();
             }
         })
     }
