@@ -31,8 +31,11 @@ pub struct TimedTransport {
 
 impl Transport for TimedTransport {
     fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
-        let started = monotonic_clock::now();
         let deadline_ns = u64::try_from(self.deadline.as_nanos()).unwrap_or(u64::MAX);
+        // One timer for the whole request, started now (the host adds the duration to its
+        // clock: no clock reading of our own), every wait below polls it (a timer per wait
+        // cost three more host calls each).
+        let deadline = monotonic_clock::subscribe_duration(deadline_ns);
         let (scheme, authority, path) = split_url(&request.url)?;
         let headers: Vec<(String, Vec<u8>)> = request
             .headers
@@ -121,9 +124,7 @@ impl Transport for TimedTransport {
         };
 
         // Wait for the answer or the deadline, whichever comes first: this holds even on
-        // a host that ignores the request options. One timer for the whole request, every
-        // wait polls it (a timer per wait cost three more host calls each).
-        let deadline = monotonic_clock::subscribe_instant(started.saturating_add(deadline_ns));
+        // a host that ignores the request options.
         if !ready_in_time(&future.subscribe(), &deadline) {
             return Err(write_error.unwrap_or_else(|| timeout(deadline_ns)));
         }
@@ -133,12 +134,7 @@ impl Transport for TimedTransport {
             Some(Err(())) | None => return Err(other("the response was already taken".into())),
         };
         let status = response.status();
-        let headers = response
-            .headers()
-            .entries()
-            .into_iter()
-            .map(|(k, v)| (k, String::from_utf8_lossy(&v).into_owned()))
-            .collect();
+        let headers = read_headers(&response.headers());
         let incoming = response
             .consume()
             .map_err(|()| other("response body unavailable".into()))?;
@@ -150,6 +146,23 @@ impl Transport for TimedTransport {
             body,
         })
     }
+}
+
+/// The headers neo4j-client reads (`kg_spin::READ_HEADERS`), fetched by name: listing
+/// them all (`entries`) costs two host-call transitions plus two per header (the host
+/// calls into our allocator for each name and value), a lookup two plus one per value.
+/// Values keep their order, so `HttpResponse::header` finds the same first one.
+fn read_headers(fields: &Fields) -> Vec<(String, String)> {
+    let mut headers = Vec::new();
+    for name in kg_spin::READ_HEADERS {
+        for value in fields.get(&name.to_string()) {
+            headers.push((
+                name.to_string(),
+                String::from_utf8_lossy(&value).into_owned(),
+            ));
+        }
+    }
+    headers
 }
 
 /// The body to its end. A read comes first: what has arrived is taken without a wait (a
