@@ -2,6 +2,7 @@
 //! (variables, outbound HTTP); the decisions live in plain crates.
 
 pub mod clock;
+mod early_body;
 mod graph_probe;
 mod http_error;
 mod llm;

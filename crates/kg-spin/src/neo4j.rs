@@ -103,14 +103,7 @@ where
     O::Error: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
 {
     if body.len() <= EARLY_BODY_MAX {
-        use futures::SinkExt;
-        {
-            let mut sink = request.take_body();
-            if !body.is_empty() {
-                sink.send(body).await.map_err(SendError::Io)?;
-            }
-            // Dropping the sink finishes the body.
-        }
+        crate::early_body::write_early(&request, &body).await?;
         spin_sdk::http::send(request).await
     } else {
         spin_sdk::http::send(WithLateBody(request, body)).await
