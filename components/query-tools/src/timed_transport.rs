@@ -151,18 +151,10 @@ impl Transport for TimedTransport {
 /// The headers neo4j-client reads (`kg_spin::READ_HEADERS`), fetched by name: listing
 /// them all (`entries`) costs two host-call transitions plus two per header (the host
 /// calls into our allocator for each name and value), a lookup two plus one per value.
-/// Values keep their order, so `HttpResponse::header` finds the same first one.
 fn read_headers(fields: &Fields) -> Vec<(String, String)> {
-    let mut headers = Vec::new();
-    for name in kg_spin::READ_HEADERS {
-        for value in fields.get(&name.to_string()) {
-            headers.push((
-                name.to_string(),
-                String::from_utf8_lossy(&value).into_owned(),
-            ));
-        }
-    }
-    headers
+    kg_spin::named_headers(kg_spin::READ_HEADERS.iter().copied(), |name| {
+        fields.get(&name.to_string())
+    })
 }
 
 /// The body to its end. A read comes first: what has arrived is taken without a wait (a

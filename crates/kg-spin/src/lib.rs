@@ -22,7 +22,7 @@ pub use llm_stream::{LlmStream, Pulled};
 pub use neo4j::{
     DENIED, EARLY_BODY_MAX, GraphUser, LLM_READ_HEADERS, READ_HEADERS, SpinTransport,
     graph_bookmarks, graph_client, graph_config, graph_execution_limit, graph_request_deadline,
-    is_denied, send_async, send_reading, url_parts,
+    is_denied, named_headers, send_async, send_reading, url_parts,
 };
 pub use sleep::{Sleep, sleep};
 

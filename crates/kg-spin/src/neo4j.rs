@@ -56,25 +56,34 @@ pub async fn send_reading(
 /// Status and the headers named in `read`, plus `retry-after` on a non-2xx answer,
 /// without the body. Each is fetched by name: listing every header (`entries`) costs two
 /// host-call transitions plus two per header (the host calls into the component's
-/// allocator for each name and each value), a lookup two plus one per value found. A
-/// header's values keep their order, so `HttpResponse::header` finds the same first one.
+/// allocator for each name and each value), a lookup two plus one per value found.
 pub(crate) fn head_of(response: &IncomingResponse, read: &[&str]) -> HttpResponse {
     let status = response.status();
     let fields = response.headers();
+    HttpResponse {
+        status,
+        headers: named_headers(headers_to_read(status, read), |name| fields.get(name)),
+        body: Vec::new(),
+    }
+}
+
+/// The values of the headers `names`, each fetched by name with `get` (a WASI
+/// `fields.get`, of whichever binding the caller holds), as `(name, value)` pairs: a
+/// header's values keep their order, so `HttpResponse::header` finds the same first one.
+pub fn named_headers<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+    get: impl Fn(&str) -> Vec<Vec<u8>>,
+) -> Vec<(String, String)> {
     let mut headers = Vec::new();
-    for name in headers_to_read(status, read) {
-        for value in fields.get(name) {
+    for name in names {
+        for value in get(name) {
             headers.push((
                 name.to_string(),
                 String::from_utf8_lossy(&value).into_owned(),
             ));
         }
     }
-    HttpResponse {
-        status,
-        headers,
-        body: Vec::new(),
-    }
+    headers
 }
 
 /// The headers [`head_of`] fetches for an answer with `status`: `read`, and `retry-after`
