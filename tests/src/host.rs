@@ -126,6 +126,26 @@ impl AppHost {
         kv: &KeyValue,
         variables: &[(&str, String)],
     ) -> Result<AppHost> {
+        Self::launch(kind, manifest, kv, variables, &[]).await
+    }
+
+    /// On devhost, with flags of its own (`--pool-instances 2`…): tests of devhost itself.
+    pub async fn start_devhost_with_flags(
+        manifest: &Path,
+        kv: &KeyValue,
+        variables: &[(&str, String)],
+        flags: &[&str],
+    ) -> Result<AppHost> {
+        Self::launch(HostKind::Devhost, manifest, kv, variables, flags).await
+    }
+
+    async fn launch(
+        kind: HostKind,
+        manifest: &Path,
+        kv: &KeyValue,
+        variables: &[(&str, String)],
+        host_flags: &[&str],
+    ) -> Result<AppHost> {
         let state = tempfile::tempdir()?;
         let runtime_config = state.path().join("runtime-config.toml");
         std::fs::write(&runtime_config, kv.runtime_config())?;
@@ -163,6 +183,7 @@ impl AppHost {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        command.args(host_flags);
         for (name, value) in variables {
             command.arg("--variable").arg(format!("{name}={value}"));
         }
