@@ -102,14 +102,16 @@ fn pool_config(limits: PoolLimits) -> PoolingAllocationConfig {
     const CORE_INSTANCES_PER_COMPONENT: u32 = 64;
     const MEMORIES_PER_COMPONENT: u32 = 16;
     const TABLES_PER_COMPONENT: u32 = 32;
-    // wasmtime 41 runs a call into a component through its component-model-async event
-    // loop: the guest call runs on a worker fiber, and lowering a host call's result
-    // into the guest, once it arrives, runs on a fiber of its own. At the end of a
-    // /health request its store held two stacks (the worker parked for more work and
-    // the finished fiber's, cached), never more, at pools of 1 to 16. One stack per
-    // instance ran out under 200 concurrent /health checks ("maximum concurrent limit of
-    // 128 for fibers reached", CI of stop 28; with a pool of 2, 188 of 200 requests
-    // logged it). tests/tests/devhost_pool.rs runs that load on a pool of 2.
+    // Two fiber stacks per instance. With wasmtime's `component-model-async` feature (its
+    // default; devhost's Cargo.toml turns it off) a call into a component runs through an
+    // event loop: the guest call on a worker fiber, and the lowering of a host call's
+    // result, once it arrives, on a fiber of its own. A /health request's store then held
+    // two stacks at once, and one stack per instance ran out under 200 concurrent /health
+    // checks ("maximum concurrent limit of 128 for fibers reached", CI of stop 28; with a
+    // pool of 2, 188 of 200 requests logged it). Without the feature a request holds one;
+    // the second is headroom, cheap (address space until used), in case another crate's
+    // features turn the event loop back on. tests/tests/devhost_pool.rs runs that load on
+    // a pool of 2.
     const FIBER_STACKS_PER_INSTANCE: u32 = 2;
     // What a request typically touches of a memory (the dispatcher's heap: about 1 MiB).
     const KEEP_RESIDENT: usize = 2 << 20;
