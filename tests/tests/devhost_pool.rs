@@ -27,8 +27,8 @@ async fn small_pool_host(graph: &Devgraph, dir: &tempfile::TempDir) -> AppHost {
     .expect("starting devhost with a pool of two instances")
 }
 
-/// Every answer's status, then (once the handlers behind them have had time to end) the
-/// late failures devhost logged.
+/// The late failures devhost logged, once the handlers behind the answers have had time
+/// to end.
 async fn late_failures(host: &AppHost) -> Vec<String> {
     // A handler runs on after its response is read; let the last ones end.
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -107,8 +107,8 @@ fn pool_config(limits: PoolLimits) -> PoolingAllocationConfig {
     // event loop: the guest call on a worker fiber, and the lowering of a host call's
     // result, once it arrives, on a fiber of its own. A /health request's store then held
     // two stacks at once, and one stack per instance ran out under 200 concurrent /health
-    // checks ("maximum concurrent limit of 128 for fibers reached", CI of stop 28; with a
-    // pool of 2, 188 of 200 requests logged it). Without the feature a request holds one;
+    // checks ("maximum concurrent limit of 128 for fibers reached", in CI on 26 Nov; with
+    // a pool of 2, 188 of 200 requests logged it). Without the feature a request holds one;
     // the second is headroom, cheap (address space until used), in case another crate's
     // features turn the event loop back on. tests/tests/devhost_pool.rs runs that load on
     // a pool of 2.
