@@ -27,6 +27,17 @@ async fn small_pool_host(graph: &Devgraph, dir: &tempfile::TempDir) -> AppHost {
     .expect("starting devhost with a pool of two instances")
 }
 
+/// The requests sent all at once: each one's status, 0 for one that got no answer.
+async fn statuses_of(
+    requests: impl Iterator<Item = impl Future<Output = anyhow::Result<(u16, serde_json::Value)>>>,
+) -> Vec<u16> {
+    futures::future::join_all(requests)
+        .await
+        .into_iter()
+        .map(|result| result.map(|(status, _)| status).unwrap_or(0))
+        .collect()
+}
+
 /// The late failures devhost logged, once the handlers behind the answers have had time
 /// to end.
 async fn late_failures(host: &AppHost) -> Vec<String> {
@@ -59,12 +70,7 @@ async fn two_hundred_concurrent_health_checks_on_two_slots_all_answer_and_none_f
     let graph = Devgraph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let host = small_pool_host(&graph, &dir).await;
-    let checks = (0..REQUESTS).map(|_| host.get("/health"));
-    let statuses: Vec<u16> = futures::future::join_all(checks)
-        .await
-        .into_iter()
-        .map(|result| result.map(|(status, _)| status).unwrap_or(0))
-        .collect();
+    let statuses = statuses_of((0..REQUESTS).map(|_| host.get("/health"))).await;
     assert_all_ok(&statuses, &late_failures(&host).await);
 }
 
@@ -80,10 +86,6 @@ async fn two_hundred_concurrent_tool_calls_on_two_slots_all_answer_and_none_fail
             r#"{"label": "PurchaseOrder"}"#,
         )
     });
-    let statuses: Vec<u16> = futures::future::join_all(calls)
-        .await
-        .into_iter()
-        .map(|result| result.map(|(status, _)| status).unwrap_or(0))
-        .collect();
+    let statuses = statuses_of(calls).await;
     assert_all_ok(&statuses, &late_failures(&host).await);
 }
