@@ -31,7 +31,7 @@ pub struct TimedTransport {
 
 impl Transport for TimedTransport {
     fn send(&self, request: HttpRequest) -> Result<HttpResponse, TransportError> {
-        let deadline_ns = u64::try_from(self.deadline.as_nanos()).unwrap_or(u64::MAX);
+        let deadline_ns = kg_spin::clock::nanos(self.deadline);
         // One timer for the whole request, started now (the host adds the duration to its
         // clock: no clock reading of our own), every wait below polls it (a timer per wait
         // cost three more host calls each).

@@ -1,12 +1,18 @@
 //! Time and ids inside a component: wall-clock timestamps, monotonic durations, and ids
 //! that sort by time and are unique across instances.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wasi::clocks::monotonic_clock;
 
 /// Now as RFC 3339 with milliseconds (UTC), e.g. `2026-11-23T04:05:06.789Z`.
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+/// `d` in nanoseconds, the monotonic clock's unit; a duration too long for it (say
+/// `Duration::MAX`, "no limit") saturates to the clock's end.
+pub fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Milliseconds on the monotonic clock, for durations.
@@ -64,4 +70,16 @@ pub fn epoch_ms() -> i64 {
 pub fn rfc3339_of_ms(ms: i64) -> String {
     let at = UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
     humantime::format_rfc3339_millis(at).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_convert_to_nanoseconds_and_saturate_past_the_clocks_range() {
+        assert_eq!(nanos(Duration::from_millis(20)), 20_000_000);
+        assert_eq!(nanos(Duration::ZERO), 0);
+        assert_eq!(nanos(Duration::MAX), u64::MAX);
+    }
 }

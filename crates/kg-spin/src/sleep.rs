@@ -22,8 +22,7 @@ pub struct Sleep {
 
 impl Sleep {
     pub fn new(duration: Duration) -> Self {
-        let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-        Sleep::until(monotonic_clock::now().saturating_add(nanos))
+        Sleep::until(monotonic_clock::now().saturating_add(crate::clock::nanos(duration)))
     }
 
     /// Completes once the monotonic clock reads `deadline_ns`: for a caller that has just

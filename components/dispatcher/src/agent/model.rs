@@ -73,9 +73,8 @@ impl LlmTransport for HeartbeatTransport {
         if turn_end.is_some_and(|end| now >= end) {
             return Err(out_of_time());
         }
-        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        let end = now.saturating_add(nanos(timeout));
-        let tick_ns = nanos(tick);
+        let end = now.saturating_add(kg_spin::clock::nanos(timeout));
+        let tick_ns = kg_spin::clock::nanos(tick);
         spin_sdk::http::run(async move {
             let mut work = pin!(send_reading(request, kg_spin::LLM_READ_HEADERS));
             loop {
