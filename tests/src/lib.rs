@@ -4,6 +4,7 @@
 //! on drop.
 
 pub mod auth;
+pub mod bench_results;
 pub mod chat_client;
 pub mod cut_proxy;
 pub mod embedding_stub;
@@ -235,12 +236,21 @@ impl Devgraph {
 
     /// Runs a READ statement straight against devgraph (no devhost), returning the rows.
     pub async fn query(&self, statement: &str) -> Result<Vec<Value>> {
-        self.statement(statement, "READ").await
+        self.statement(&reqwest::Client::new(), statement, "READ")
+            .await
+    }
+
+    /// [`Devgraph::query`] through the caller's client, whose connection stays open between
+    /// calls, as the application's does: for benchmarks comparing with its round trips (a
+    /// new client per statement adds a connection and a client's set-up to each).
+    pub async fn query_on(&self, client: &reqwest::Client, statement: &str) -> Result<Vec<Value>> {
+        self.statement(client, statement, "READ").await
     }
 
     /// Runs a WRITE statement straight against devgraph, to set up a test's data.
     pub async fn write(&self, statement: &str) -> Result<Vec<Value>> {
-        self.statement(statement, "WRITE").await
+        self.statement(&reqwest::Client::new(), statement, "WRITE")
+            .await
     }
 
     /// Creates `n` approved purchase orders `{id_prefix}-1` … `{id_prefix}-n` of `amount`
@@ -262,10 +272,15 @@ impl Devgraph {
         Ok((1..=n).map(|i| format!("{id_prefix}-{i}")).collect())
     }
 
-    async fn statement(&self, statement: &str, mode: &str) -> Result<Vec<Value>> {
+    async fn statement(
+        &self,
+        client: &reqwest::Client,
+        statement: &str,
+        mode: &str,
+    ) -> Result<Vec<Value>> {
         // A transient error (say, one devgraph injected) rolled the statement back: retry.
         for _ in 0..20 {
-            let body = self.statement_once(statement, mode).await?;
+            let body = self.statement_once(client, statement, mode).await?;
             let transient = body["errors"][0]["code"]
                 .as_str()
                 .is_some_and(|c| c.starts_with("Neo.TransientError."));
@@ -279,8 +294,13 @@ impl Devgraph {
         anyhow::bail!("the statement kept failing with transient errors: {statement}")
     }
 
-    async fn statement_once(&self, statement: &str, mode: &str) -> Result<Value> {
-        let response = reqwest::Client::new()
+    async fn statement_once(
+        &self,
+        client: &reqwest::Client,
+        statement: &str,
+        mode: &str,
+    ) -> Result<Value> {
+        let response = client
             .post(format!("{}/db/neo4j/query/v2", self.url))
             .basic_auth("neo4j", Some(GRAPH_PASSWORD))
             .header("x-devgraph-capture", "test") // not the application's: see devgraph::capture
