@@ -10,6 +10,7 @@
 #   action_batch     1,000 payments: floor (one UNWIND), executor statements, chunked,
 #                    one request per order
 #   outbound_pool    2,000 tool calls in 10 s at 16 clients, pool off/on, devhost RSS
+# and, after them, issue #18's targets against what this run measured (bench_targets).
 #
 #   scripts/bench.sh [--short] [--perf] [--no-setup] [BENCH...]
 #
@@ -30,7 +31,7 @@ for arg in "$@"; do
     --short) short=1 ;;
     --perf) perf=1 ;;
     --no-setup) setup=0 ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
     -*) echo "bench: unknown option $arg" >&2; exit 2 ;;
     *) benches+=("$arg") ;;
   esac
@@ -126,6 +127,11 @@ run_profile_with_perf() {
 # --workspace` and scripts/setup.sh do and reuses their build: `-p kg-e2e` resolved a
 # smaller feature set and compiled about 130 crates again.
 cargo bench --workspace --no-run "${benches[@]/#/--bench=}" >&2
+# Each bench appends its headline numbers here (kg_e2e::bench_results); the targets table
+# at the end is printed from them.
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+export KG_BENCH_RESULTS=$results
 for bench in "${benches[@]}"; do
   echo
   echo "== $bench =="
@@ -135,3 +141,9 @@ for bench in "${benches[@]}"; do
     run_bench "$bench"
   fi
 done
+
+echo
+echo "== targets =="
+# Built with the workspace's features, as scripts/setup.sh builds it (see above).
+cargo build -q --release --workspace --bins
+target/release/bench_targets "$results" target/wasm32-wasip2/component

@@ -123,6 +123,11 @@ async fn main() -> anyhow::Result<()> {
         );
         print_timings(&mut timings);
         if orders == 1_000 {
+            use kg_e2e::bench_results::record;
+            record("batch.chunked_ms", c)?;
+            record("batch.per_order_ms", p)?;
+            record("batch.equal_work_floor_ms", e)?;
+            record("batch.bare_floor_ms", f)?;
             chunk_policies(&stack, orders, payable, runs).await?;
         }
     }

@@ -44,6 +44,9 @@ async fn main() -> anyhow::Result<()> {
     })
     .await?;
     print("GET /health/live, raw HTTP/1.1", &raw);
+    let median = |sorted: &[Duration]| ms(sorted[sorted.len() / 2]);
+    kg_e2e::bench_results::record("health_live.reqwest_ms", median(&with_reqwest))?;
+    kg_e2e::bench_results::record("health_live.raw_ms", median(&raw))?;
 
     let health = format!("{}/health", host.url);
     let full = measure(requests, || get(&client, &health)).await?;

@@ -55,6 +55,12 @@ fn main() -> anyhow::Result<()> {
         if mode == "on" {
             pooled_errors = run.errors;
             pooled_calls = run.calls;
+            use kg_e2e::bench_results::record;
+            record("load.calls", run.calls as f64)?;
+            record("load.errors", run.errors as f64)?;
+            if let Some(kib) = run.rss_kib {
+                record("load.rss_mib", kib as f64 / 1024.0)?;
+            }
         }
     }
     let met = pooled_errors == 0 && pooled_calls >= TARGET_CALLS;
