@@ -160,6 +160,18 @@ fn the_step_limit_stops_the_loop_and_the_answer_says_so() {
     assert!(request.note.as_deref().unwrap().contains("step limit (3)"));
     assert_eq!(request.evidence.len(), 3);
     assert!(matches!(world.sink.events.last(), Some(Event::Completed(c)) if c.steps == 3));
+    // The three tool results are remembered as one turn, a line each (one write).
+    let turns = memory::load(&world.kv, &result.conversation_id)
+        .unwrap()
+        .turns;
+    let roles: Vec<&str> = turns.iter().map(|t| t.role.as_str()).collect();
+    assert_eq!(roles, ["user", "tool", "assistant"]);
+    let lines: Vec<&str> = turns[1].content.lines().collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(
+        lines.iter().all(|l| l.starts_with("search_instances: ")),
+        "{lines:?}"
+    );
 }
 
 #[test]
