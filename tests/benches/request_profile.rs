@@ -10,6 +10,7 @@
 //! Run: `cargo bench -p kg-e2e --bench request_profile` (or `scripts/bench.sh`);
 //! `KG_BENCH_SHORT=1` for fewer runs.
 
+use kg_e2e::bench_results::record;
 use kg_e2e::llm_stub::{Reply, ScriptedLlm, call, text};
 use kg_e2e::{Stack, server_timing};
 use serde_json::json;
@@ -117,7 +118,6 @@ async fn run() -> anyhow::Result<()> {
     print_table(&table);
     print_per_step(&table[1].1, &table[2].1)?;
 
-    use kg_e2e::bench_results::record;
     record("chat0.client_ms", median(&table[1].1, "client"))?;
     record("turn4.graph_round_trips", median(&table[2].1, "graph_n"))?;
     let slowest_instantiation = table
@@ -156,7 +156,6 @@ fn print_per_step(zero: &[Sample], four: &[Sample]) -> anyhow::Result<()> {
         client - step_round_trips,
         client - components - host - blocked
     );
-    use kg_e2e::bench_results::record;
     record("step.client_ms", client)?;
     record("step.round_trips_ms", step_round_trips)?;
     record("step.components_ms", components)?;
