@@ -21,7 +21,8 @@
 #             went: the components' JSON (serde_json), their allocator, the rest of their
 #             code, the canonical ABI between components and host (WIT), devhost's own
 #             I/O and runtime, the kernel.
-# --no-setup  skip scripts/setup.sh (the components and devhost are already built).
+# --no-setup  skip scripts/setup.sh (the components are already built; the native
+#             binaries are brought up to date either way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +32,7 @@ for arg in "$@"; do
     --short) short=1 ;;
     --perf) perf=1 ;;
     --no-setup) setup=0 ;;
-    -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
     -*) echo "bench: unknown option $arg" >&2; exit 2 ;;
     *) benches+=("$arg") ;;
   esac
@@ -127,6 +128,9 @@ run_profile_with_perf() {
 # --workspace` and scripts/setup.sh do and reuses their build: `-p kg-e2e` resolved a
 # smaller feature set and compiled about 130 crates again.
 cargo bench --workspace --no-run "${benches[@]/#/--bench=}" >&2
+# The binaries the benches start (devhost, devgraph) and bench_targets, current before any
+# bench runs: with --no-setup a stale devhost would otherwise be measured.
+cargo build -q --release --workspace --bins >&2
 # Each bench appends its headline numbers here (kg_e2e::bench_results); the targets table
 # at the end is printed from them.
 results=$(mktemp)
@@ -144,6 +148,4 @@ done
 
 echo
 echo "== targets =="
-# Built with the workspace's features, as scripts/setup.sh builds it (see above).
-cargo build -q --release --workspace --bins
 target/release/bench_targets "$results" target/wasm32-wasip2/component
