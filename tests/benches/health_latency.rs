@@ -44,9 +44,8 @@ async fn main() -> anyhow::Result<()> {
     })
     .await?;
     print("GET /health/live, raw HTTP/1.1", &raw);
-    let median = |sorted: &[Duration]| ms(sorted[sorted.len() / 2]);
-    kg_e2e::bench_results::record("health_live.reqwest_ms", median(&with_reqwest))?;
-    kg_e2e::bench_results::record("health_live.raw_ms", median(&raw))?;
+    kg_e2e::bench_results::record("health_live.reqwest_ms", ms(at(&with_reqwest, 0.5)))?;
+    kg_e2e::bench_results::record("health_live.raw_ms", ms(at(&raw, 0.5)))?;
 
     let health = format!("{}/health", host.url);
     let full = measure(requests, || get(&client, &health)).await?;
@@ -85,8 +84,13 @@ where
     Ok(samples)
 }
 
+/// The sample at quantile `q` of `sorted` (0.5: the median printed and recorded).
+fn at(sorted: &[Duration], q: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * q).round() as usize]
+}
+
 fn print(what: &str, sorted: &[Duration]) {
-    let at = |q: f64| sorted[((sorted.len() as f64 - 1.0) * q).round() as usize];
+    let at = |q: f64| at(sorted, q);
     println!(
         "{what} through devhost, {} requests: median {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
         sorted.len(),
