@@ -4,7 +4,8 @@
 # answers at once and prints their tables:
 #   request_profile  one request broken down (devhost --server-timing): host set-up,
 #                    instantiation, handler, KV reads/writes, graph and LLM round trips,
-#                    the components' own compute
+#                    the components' own compute; the host's floor for a step
+#                    (benches/step-floor: a component that sends only its two requests)
 #   health_latency   GET /health/live and /health, 1,000 sequential requests
 #   chat_latency     /chat with 0 and 4 tool steps, per agent step
 #   action_batch     1,000 payments: floor (one UNWIND), executor statements, chunked,
@@ -131,6 +132,9 @@ cargo bench --workspace --no-run "${benches[@]/#/--bench=}" >&2
 # The binaries the benches start (devhost, devgraph) and bench_targets, current before any
 # bench runs: with --no-setup a stale devhost would otherwise be measured.
 cargo build -q --release --workspace --bins >&2
+# request_profile's step floor (benches/step-floor): a component of the benches, not of
+# the application, so scripts/setup.sh does not build it.
+cargo build -q --profile component --target wasm32-wasip2 -p kg-step-floor >&2
 # Each bench appends its headline numbers here (kg_e2e::bench_results); the targets table
 # at the end is printed from them.
 results=$(mktemp)

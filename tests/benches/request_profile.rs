@@ -5,7 +5,9 @@
 //! reads and writes, the graph round trips, the LLM round trips, the components' own
 //! compute (time inside the Wasm code: their logic, the WIT calls between the composed
 //! components, JSON; `scripts/bench.sh --perf` splits it further) and the rest (other host
-//! calls — WASI clocks, files, log output — and waiting to be scheduled).
+//! calls — WASI clocks, files, log output — and waiting to be scheduled). Then the host's
+//! floor for an agent step: what a component that sends only a step's two requests
+//! (`benches/step-floor`) costs per step on the same host, measured the same way.
 //!
 //! Run: `cargo bench -p kg-e2e --bench request_profile` (or `scripts/bench.sh`);
 //! `KG_BENCH_SHORT=1` for fewer runs.
@@ -117,6 +119,7 @@ async fn run() -> anyhow::Result<()> {
 
     print_table(&table);
     print_per_step(&table[1].1, &table[2].1)?;
+    step_floor(runs, &llm, &origins, &table[1].1, &table[2].1).await?;
 
     record("chat0.client_ms", median(&table[1].1, "client"))?;
     record("turn4.graph_round_trips", median(&table[2].1, "graph_n"))?;
@@ -162,6 +165,126 @@ fn print_per_step(zero: &[Sample], four: &[Sample]) -> anyhow::Result<()> {
     record("step.host_calls_ms", host)?;
     record("step.host_calls_n", calls)?;
     record("step.blocked_ms", blocked)?;
+    Ok(())
+}
+
+/// The host's floor for a step: `benches/step-floor`, a component that sends only the
+/// turns' requests (as many LLM and graph requests as the application's 0- and 4-step
+/// turns sent; the LLM's of the mean size the application's had in this run, the graph's
+/// the request the step's tool sends) with the fewest WASI calls, on a devhost of its own
+/// started like the application's. The same formula as
+/// [`print_per_step`]: what is left at the client after its round trips is what any
+/// component pays this host for a step's I/O.
+async fn step_floor(
+    runs: usize,
+    llm: &ScriptedLlm,
+    origins: &Origins,
+    app_zero: &[Sample],
+    app_four: &[Sample],
+) -> anyhow::Result<()> {
+    use base64::Engine as _;
+    let manifest = kg_e2e::workspace().join("benches/step-floor/spin.toml");
+    let component = kg_e2e::workspace().join("target/wasm32-wasip2/component/kg_step_floor.wasm");
+    anyhow::ensure!(
+        component.exists(),
+        "{} is not built: cargo build --profile component --target wasm32-wasip2 -p \
+         kg-step-floor (scripts/bench.sh builds it)",
+        component.display()
+    );
+    let state = tempfile::tempdir()?;
+    let floor = kg_e2e::AppHost::start_devhost_with_flags(
+        &manifest,
+        &kg_e2e::KeyValue::File(state.path().join("kv.db")),
+        &[],
+        &[],
+    )
+    .await?;
+    let requests = llm.requests();
+    let llm_bytes = requests
+        .iter()
+        .map(|r| serde_json::to_vec(r).map_or(0, |b| b.len()))
+        .sum::<usize>()
+        / requests.len().max(1);
+    let authorization = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD
+            .encode(format!("neo4j:{}", kg_e2e::GRAPH_PASSWORD))
+    );
+    // The request the step's tool sends (get_node_statistics' count), field for field as
+    // neo4j-client writes it.
+    let graph_body = json!({
+        "statement": "MATCH (n:`Supplier`) RETURN count(n) AS count LIMIT 1",
+        "parameters": {},
+        "accessMode": "READ",
+        "includeCounters": true,
+        "maxExecutionTime": 9,
+    })
+    .to_string();
+    let client = reqwest::Client::new();
+    // As many LLM and graph requests as the application's turns sent (the 4-step turn's
+    // include the summariser's LLM call and the labels look-up).
+    let counts = |samples: &[Sample]| {
+        let n = |key| median(samples, key).round() as usize;
+        (n("llm_n"), n("graph_n"))
+    };
+    let send = |(llm_requests, graph_requests): (usize, usize)| {
+        llm.then((0..llm_requests).map(|_| text("ok")));
+        client
+            .post(format!("{}/floor", floor.url))
+            .header("x-floor-llm-requests", llm_requests.to_string())
+            .header("x-floor-graph-requests", graph_requests.to_string())
+            .header(
+                "x-floor-llm-url",
+                format!("{}/v1/chat/completions", origins.llm),
+            )
+            .header("x-floor-llm-bytes", llm_bytes.to_string())
+            .header(
+                "x-floor-graph-url",
+                format!("{}/db/neo4j/query/v2", origins.graph),
+            )
+            .header("x-floor-graph-authorization", authorization.as_str())
+            .body(graph_body.clone())
+            .send()
+    };
+    // A failed request says why (profile() would only report the status).
+    let (zero_counts, four_counts) = (counts(app_zero), counts(app_four));
+    let first = send(four_counts).await?;
+    let status = first.status();
+    let text = first.text().await?;
+    anyhow::ensure!(
+        status.is_success(),
+        "the step floor answered {status}: {text}"
+    );
+    let zero = profile(runs, origins, || send(zero_counts)).await?;
+    let four = profile(runs, origins, || send(four_counts)).await?;
+    println!();
+    print_table(&[
+        ("step floor, the 0-step turn's requests", zero.clone()),
+        ("step floor, the 4-step turn's requests", four.clone()),
+    ]);
+    let per_step = |key: &str| (median(&four, key) - median(&zero, key)) / STEPS as f64;
+    let round_trips = |s: &Sample| get(s, "graph") + get(s, "llm");
+    let step_round_trips =
+        (median_of(&four, round_trips) - median_of(&zero, round_trips)) / STEPS as f64;
+    let at_client = per_step("client") - step_round_trips;
+    println!(
+        "\nthe host's floor for a step (benches/step-floor: only the turns' requests, \
+         {}+{} and {}+{} LLM+graph like the application's 0- and 4-step turns, LLM requests of \
+         {llm_bytes} bytes, the graph's statement; on a devhost of its own): {:.3} ms at the \
+         client; less its round trips ({step_round_trips:.3} ms): \
+         {at_client:.3} ms, of it {:.3} ms in {:.0} host calls and {:.3} ms in the component",
+        zero_counts.0,
+        zero_counts.1,
+        four_counts.0,
+        four_counts.1,
+        per_step("client"),
+        per_step("host"),
+        per_step("host_n"),
+        per_step("wasm"),
+    );
+    record("step.floor_ms", at_client)?;
+    record("step.floor_host_calls_n", per_step("host_n"))?;
+    floor.stop().await?;
     Ok(())
 }
 

@@ -72,6 +72,17 @@ fn rows(n: &BTreeMap<String, f64>, sizes: &[(String, u64)]) -> Vec<Row> {
             let host = get("step.host_calls_ms").unwrap_or(f64::NAN);
             let calls = get("step.host_calls_n").unwrap_or(f64::NAN);
             let blocked = get("step.blocked_ms").unwrap_or(f64::NAN);
+            // What any component pays this host for a step's two requests (benches/
+            // step-floor), when request_profile measured it.
+            let floor = match (get("step.floor_ms"), get("step.floor_host_calls_n")) {
+                (Some(floor), Some(floor_calls)) => format!(
+                    ". The host's floor for a step's I/O (a component that only sends the \
+                     step's two requests, {floor_calls:.0} host calls) {floor:.3}: beyond it, \
+                     {:.3}",
+                    at_client - floor
+                ),
+                _ => String::new(),
+            };
             rows.push(Row {
                 target: "own orchestration per agent step ≤ 0.3, in the components",
                 measured: format!("{components:.3}"),
@@ -84,7 +95,7 @@ fn rows(n: &BTreeMap<String, f64>, sizes: &[(String, u64)]) -> Vec<Row> {
                      {round_trips:.3}, as devhost times them: from the send to the response). \
                      The step split without overlap: the components {components:.3}, the \
                      host's answers to {calls:.0} host calls {host:.3}, blocked on the graph \
-                     and LLM {blocked:.3}, the rest (HTTP, scheduling) {:.3}",
+                     and LLM {blocked:.3}, the rest (HTTP, scheduling) {:.3}{floor}",
                     client - components - host - blocked
                 ),
                 verdict: verdict(at_client <= 0.3),
@@ -223,7 +234,10 @@ fn component_sizes(dir: &Path) -> Result<Vec<(String, u64)>> {
     for entry in entries {
         let entry = entry?;
         let path = entry.path();
-        if path.extension().is_some_and(|e| e == "wasm") {
+        // The step floor is a benchmark's component, not the application's.
+        if path.extension().is_some_and(|e| e == "wasm")
+            && path.file_stem().is_none_or(|stem| stem != "kg_step_floor")
+        {
             let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -252,6 +266,8 @@ mod tests {
             ("step.host_calls_ms", 0.28),
             ("step.host_calls_n", 123.0),
             ("step.blocked_ms", 1.2),
+            ("step.floor_ms", 0.15),
+            ("step.floor_host_calls_n", 54.0),
             ("chat0.client_ms", 2.2),
             ("batch.chunked_ms", 340.0),
             ("batch.per_order_ms", 2_040.0),
@@ -271,6 +287,13 @@ mod tests {
         let client = find("own orchestration per agent step ≤ 0.3, at the client");
         assert_eq!(client.verdict, "**not met**");
         assert!(client.measured.starts_with("0.600"), "{}", client.measured);
+        assert!(
+            client
+                .measured
+                .contains("54 host calls) 0.150: beyond it, 0.450"),
+            "{}",
+            client.measured
+        );
         assert_eq!(find("0-step").verdict, "met");
         assert_eq!(find("1,000 payments ≥ 10×").verdict, "**not met**");
         assert!(
@@ -281,6 +304,19 @@ mod tests {
         assert_eq!(find("1,000 payments ≤ 2×").verdict, "met");
         assert_eq!(find("GET /health/live").verdict, "not run");
         assert_eq!(find("no component").verdict, "met");
+    }
+
+    #[test]
+    fn the_step_floor_is_not_counted_as_the_applications() -> Result<()> {
+        let dir = tempfile::tempdir()?;
+        std::fs::write(dir.path().join("kg_dispatcher.wasm"), [0u8; 3])?;
+        std::fs::write(dir.path().join("kg_step_floor.wasm"), [0u8; 5])?;
+        std::fs::write(dir.path().join("notes.txt"), [0u8; 7])?;
+        assert_eq!(
+            component_sizes(dir.path())?,
+            vec![("kg_dispatcher.wasm".to_string(), 3)]
+        );
+        Ok(())
     }
 
     #[test]
