@@ -5,7 +5,7 @@
 #   request_profile  one request broken down (devhost --server-timing): host set-up,
 #                    instantiation, handler, KV reads/writes, graph and LLM round trips,
 #                    the components' own compute; the host's floor for a step
-#                    (benches/step-floor: a component that sends only its two requests)
+#                    (benches/step-floor: a component that sends only its requests)
 #   health_latency   GET /health/live and /health, 1,000 sequential requests
 #   chat_latency     /chat with 0 and 4 tool steps, per agent step
 #   action_batch     1,000 payments: floor (one UNWIND), executor statements, chunked,

@@ -6,8 +6,8 @@
 //! compute (time inside the Wasm code: their logic, the WIT calls between the composed
 //! components, JSON; `scripts/bench.sh --perf` splits it further) and the rest (other host
 //! calls — WASI clocks, files, log output — and waiting to be scheduled). Then the host's
-//! floor for an agent step: what a component that sends only a step's two requests
-//! (`benches/step-floor`) costs per step on the same host, measured the same way.
+//! floor for an agent step: what a component that sends only the turns' LLM and graph
+//! requests (`benches/step-floor`) costs per step on the same host, measured the same way.
 //!
 //! Run: `cargo bench -p kg-e2e --bench request_profile` (or `scripts/bench.sh`);
 //! `KG_BENCH_SHORT=1` for fewer runs.

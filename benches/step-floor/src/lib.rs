@@ -1,7 +1,7 @@
 //! The host's floor for one agent step (issue #18; `tests/benches/request_profile.rs`).
 //!
 //! An agent step needs two outbound requests: one to the LLM and one to the graph. This
-//! component sends just those, each written whole and read to its end, with the fewest
+//! component sends just those (as many as a turn of the application sends), each written whole and read to its end, with the fewest
 //! WASI calls it can (no SDK, no executor, no deadline timer, no request options, no
 //! parsing) and nothing else: no routing, no JSON, no conversation state, no WIT calls.
 //! What a step of it costs at the client, less its round trips, is what any component
@@ -119,7 +119,8 @@ fn target(url: &str, headers: Vec<(String, Vec<u8>)>) -> Result<Target, String> 
     })
 }
 
-/// Sends `body` to `target` and reads the answer to its end; fails on a status outside 2xx (the Query API answers 202).
+/// Sends `body` to `target` and reads the answer to its end; fails on a status outside
+/// 2xx (the Query API answers 202).
 fn post(target: &Target, body: &[u8]) -> Result<(), String> {
     let fields = Fields::from_list(&target.headers).map_err(|e| format!("{e:?}"))?;
     let request = OutgoingRequest::new(fields);
@@ -137,8 +138,6 @@ fn post(target: &Target, body: &[u8]) -> Result<(), String> {
         .set_path_with_query(Some(&target.path))
         .map_err(|()| invalid("path"))?;
     let outgoing = request.body().map_err(|()| "no request body".to_string())?;
-    // A body that fits one write goes before the request starts (headers and body leave
-    // together, as the application's transports do); a larger one after.
     // The whole body goes before the request starts, so headers and body leave together
     // (as the application's transports send bodies up to kg_spin::EARLY_BODY_MAX; after
     // the start, Nagle's algorithm and delayed ACKs cost ~40 ms a request).

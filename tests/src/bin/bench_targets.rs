@@ -77,8 +77,8 @@ fn rows(n: &BTreeMap<String, f64>, sizes: &[(String, u64)]) -> Vec<Row> {
             let floor = match (get("step.floor_ms"), get("step.floor_host_calls_n")) {
                 (Some(floor), Some(floor_calls)) => format!(
                     ". The host's floor for a step's I/O (a component that only sends the \
-                     step's two requests, {floor_calls:.0} host calls) {floor:.3}: beyond it, \
-                     {:.3}",
+                     turn's LLM and graph requests, {floor_calls:.0} host calls a step) \
+                     {floor:.3}: beyond it, {:.3}",
                     at_client - floor
                 ),
                 _ => String::new(),
