@@ -290,7 +290,7 @@ mod tests {
         assert!(
             client
                 .measured
-                .contains("54 host calls) 0.150: beyond it, 0.450"),
+                .contains("54 host calls a step) 0.150: beyond it, 0.450"),
             "{}",
             client.measured
         );
