@@ -131,21 +131,39 @@ async fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// One step's share of what the 0-step and the 4-step turns measured: the 4-step turn's
+/// median minus the 0-step one's, / STEPS. The application's step and the step floor are
+/// both read through it, so the two are measured the same way.
+struct PerStep<'a> {
+    zero: &'a [Sample],
+    four: &'a [Sample],
+}
+
+impl PerStep<'_> {
+    fn of(&self, key: &str) -> f64 {
+        (median(self.four, key) - median(self.zero, key)) / STEPS as f64
+    }
+
+    /// The step's graph and LLM round trips (the LLM stub's and devgraph's own time on the
+    /// wire, as devhost times them), from the medians of each request's sum.
+    fn round_trips(&self) -> f64 {
+        let round_trips = |s: &Sample| get(s, "graph") + get(s, "llm");
+        (median_of(self.four, round_trips) - median_of(self.zero, round_trips)) / STEPS as f64
+    }
+}
+
 /// A step's cost: the 4-step turn minus the 0-step one, / STEPS, at the client, less the
-/// step's graph and LLM round trips (the LLM stub's and devgraph's own time on the wire),
-/// and how much of that is the components' own compute and the host's answers to their
-/// calls.
+/// step's graph and LLM round trips, and how much of that is the components' own compute
+/// and the host's answers to their calls.
 fn print_per_step(zero: &[Sample], four: &[Sample]) -> anyhow::Result<()> {
-    let per_step = |key: &str| (median(four, key) - median(zero, key)) / STEPS as f64;
-    let round_trips = |s: &Sample| get(s, "graph") + get(s, "llm");
-    let step_round_trips =
-        (median_of(four, round_trips) - median_of(zero, round_trips)) / STEPS as f64;
+    let step = PerStep { zero, four };
+    let step_round_trips = step.round_trips();
     let (client, components, host, calls, blocked) = (
-        per_step("client"),
-        per_step("wasm"),
-        per_step("host"),
-        per_step("host_n"),
-        per_step("blocked"),
+        step.of("client"),
+        step.of("wasm"),
+        step.of("host"),
+        step.of("host_n"),
+        step.of("blocked"),
     );
     // The round trips are timed by devhost from the send to the response, so they overlap
     // the host calls that send and read them: the split below uses the handler's own
@@ -172,8 +190,8 @@ fn print_per_step(zero: &[Sample], four: &[Sample]) -> anyhow::Result<()> {
 /// turns' requests (as many LLM and graph requests as the application's 0- and 4-step
 /// turns sent; the LLM's of the mean size the application's had in this run, the graph's
 /// the request the step's tool sends) with the fewest WASI calls, on a devhost of its own
-/// started like the application's. The same formula as
-/// [`print_per_step`]: what is left at the client after its round trips is what any
+/// started like the application's. Read through [`PerStep`] as [`print_per_step`] reads
+/// the application's: what is left at the client after its round trips is what any
 /// component pays this host for a step's I/O.
 async fn step_floor(
     runs: usize,
@@ -262,11 +280,12 @@ async fn step_floor(
         ("step floor, the 0-step turn's requests", zero.clone()),
         ("step floor, the 4-step turn's requests", four.clone()),
     ]);
-    let per_step = |key: &str| (median(&four, key) - median(&zero, key)) / STEPS as f64;
-    let round_trips = |s: &Sample| get(s, "graph") + get(s, "llm");
-    let step_round_trips =
-        (median_of(&four, round_trips) - median_of(&zero, round_trips)) / STEPS as f64;
-    let at_client = per_step("client") - step_round_trips;
+    let step = PerStep {
+        zero: &zero,
+        four: &four,
+    };
+    let step_round_trips = step.round_trips();
+    let at_client = step.of("client") - step_round_trips;
     println!(
         "\nthe host's floor for a step (benches/step-floor: only the turns' requests, \
          {}+{} and {}+{} LLM+graph like the application's 0- and 4-step turns, LLM requests of \
@@ -277,13 +296,13 @@ async fn step_floor(
         zero_counts.1,
         four_counts.0,
         four_counts.1,
-        per_step("client"),
-        per_step("host"),
-        per_step("host_n"),
-        per_step("wasm"),
+        step.of("client"),
+        step.of("host"),
+        step.of("host_n"),
+        step.of("wasm"),
     );
     record("step.floor_ms", at_client)?;
-    record("step.floor_host_calls_n", per_step("host_n"))?;
+    record("step.floor_host_calls_n", step.of("host_n"))?;
     floor.stop().await?;
     Ok(())
 }
