@@ -1,11 +1,12 @@
 //! The host's floor for one agent step (issue #18; `tests/benches/request_profile.rs`).
 //!
 //! An agent step needs two outbound requests: one to the LLM and one to the graph. This
-//! component sends just those (as many as a turn of the application sends), each written whole and read to its end, with the fewest
-//! WASI calls it can (no SDK, no executor, no deadline timer, no request options, no
-//! parsing) and nothing else: no routing, no JSON, no conversation state, no WIT calls.
-//! What a step of it costs at the client, less its round trips, is what any component
-//! pays on the same host for a step's I/O; the application's step beyond that is its own.
+//! component sends just those (as many as a turn of the application sends), each written
+//! whole and read to its end, with the fewest WASI calls it can (no SDK, no executor, no
+//! deadline timer, no request options, no parsing) and nothing else between them: no
+//! routing, no JSON, no conversation state, no WIT calls. What a step of it costs at the
+//! client, less its round trips, is what any component pays on the same host for a step's
+//! I/O; the application's step beyond that is its own.
 //!
 //! The request says what to do, so one build serves any bench stack:
 //! - `x-floor-llm-requests`, `x-floor-graph-requests`: how many of each to send, one LLM
@@ -16,8 +17,12 @@
 //! - `x-floor-graph-url`, `x-floor-graph-authorization`: the Query API's URL and the
 //!   `Authorization` it needs; the request's own body is the graph request's body.
 //!
-//! It answers 200 with the number of requests sent, or 502 naming the one that failed.
+//! It answers in JSON, as the application does: 200 `{"requests": n}` with the number
+//! sent; 400 `{"error": {"code": "bad_request", …}}` naming a missing, malformed or too
+//! large header value; 502 `{"error": {"code": "upstream_failed", …}}` naming the request
+//! that failed.
 
+use serde_json::json;
 use wasi::exports::http::incoming_handler::Guest;
 use wasi::http::outgoing_handler;
 use wasi::http::types::{
@@ -30,13 +35,46 @@ wasi::http::proxy::export!(StepFloor);
 
 struct StepFloor;
 
+/// Most LLM or graph requests one request may ask for (a bench's turn sends a few).
+const MOST_REQUESTS: usize = 1_000;
+/// Largest LLM request body one request may ask for (the application's are a few KiB).
+const MOST_LLM_BYTES: usize = 16 << 20;
+
 impl Guest for StepFloor {
     fn handle(request: IncomingRequest, response_out: ResponseOutparam) {
-        let (status, text) = match run(&request) {
-            Ok(sent) => (200, format!("{sent} requests\n")),
-            Err(message) => (502, format!("{message}\n")),
+        let (status, body) = match run(&request) {
+            Ok(sent) => (200, json!({ "requests": sent })),
+            Err(failure) => (
+                failure.status,
+                json!({"error": {"code": failure.code, "message": failure.message}}),
+            ),
         };
-        respond(response_out, status, text.as_bytes());
+        respond(response_out, status, body.to_string().as_bytes());
+    }
+}
+
+/// Why the floor could not do its work: the status and the error's code and message.
+struct Failure {
+    status: u16,
+    code: &'static str,
+    message: String,
+}
+
+/// The request itself is wrong: a header missing or malformed, or no body to read.
+fn bad_request(message: String) -> Failure {
+    Failure {
+        status: 400,
+        code: "bad_request",
+        message,
+    }
+}
+
+/// An LLM or graph request the floor sent failed.
+fn upstream_failed(message: String) -> Failure {
+    Failure {
+        status: 502,
+        code: "upstream_failed",
+        message,
     }
 }
 
@@ -47,7 +85,7 @@ struct Target {
     headers: Vec<(String, Vec<u8>)>,
 }
 
-fn run(request: &IncomingRequest) -> Result<usize, String> {
+fn run(request: &IncomingRequest) -> Result<usize, Failure> {
     let headers = request.headers();
     let header = |name: &str| -> Result<String, String> {
         let values = headers.get(&name.to_string());
@@ -56,36 +94,48 @@ fn run(request: &IncomingRequest) -> Result<usize, String> {
             .ok_or_else(|| format!("missing header {name}"))?;
         String::from_utf8(value.clone()).map_err(|_| format!("header {name} is not UTF-8"))
     };
-    let number = |name: &str| -> Result<usize, String> {
-        header(name)?
+    // A count or size within `most`: the floor is a benchmark, not a load generator.
+    let number = |name: &str, most: usize| -> Result<usize, String> {
+        let n: usize = header(name)?
             .parse()
-            .map_err(|_| format!("{name} is not a number"))
+            .map_err(|_| format!("{name} is not a number"))?;
+        if n > most {
+            return Err(format!("{name} is {n}, more than {most}"));
+        }
+        Ok(n)
     };
-    let llm_requests = number("x-floor-llm-requests")?;
-    let graph_requests = number("x-floor-graph-requests")?;
-    let llm_bytes = number("x-floor-llm-bytes")?;
     let json = ("content-type".to_string(), b"application/json".to_vec());
-    let llm = target(&header("x-floor-llm-url")?, vec![json.clone()])?;
-    let graph = target(
-        &header("x-floor-graph-url")?,
-        vec![
-            json,
-            ("accept".to_string(), b"application/json".to_vec()),
-            (
-                "authorization".to_string(),
-                header("x-floor-graph-authorization")?.into_bytes(),
-            ),
-        ],
-    )?;
+    // Everything the request says, read before anything is sent.
+    let read = || -> Result<_, String> {
+        let counts = (
+            number("x-floor-llm-requests", MOST_REQUESTS)?,
+            number("x-floor-graph-requests", MOST_REQUESTS)?,
+        );
+        let llm_body = llm_body(number("x-floor-llm-bytes", MOST_LLM_BYTES)?);
+        let llm = target(&header("x-floor-llm-url")?, vec![json.clone()])?;
+        let graph = target(
+            &header("x-floor-graph-url")?,
+            vec![
+                json.clone(),
+                ("accept".to_string(), b"application/json".to_vec()),
+                (
+                    "authorization".to_string(),
+                    header("x-floor-graph-authorization")?.into_bytes(),
+                ),
+            ],
+        )?;
+        Ok((counts, llm_body, llm, graph))
+    };
+    let ((llm_requests, graph_requests), llm_body, llm, graph) = read().map_err(bad_request)?;
     drop(headers);
-    let graph_body = read_request_body(request)?;
-    let llm_body = llm_body(llm_bytes);
+    let graph_body = read_request_body(request).map_err(bad_request)?;
     for i in 0..llm_requests.max(graph_requests) {
         if i < llm_requests {
-            post(&llm, &llm_body).map_err(|e| format!("LLM request {i}: {e}"))?;
+            post(&llm, &llm_body).map_err(|e| upstream_failed(format!("LLM request {i}: {e}")))?;
         }
         if i < graph_requests {
-            post(&graph, &graph_body).map_err(|e| format!("graph request {i}: {e}"))?;
+            post(&graph, &graph_body)
+                .map_err(|e| upstream_failed(format!("graph request {i}: {e}")))?;
         }
     }
     Ok(llm_requests + graph_requests)
@@ -205,8 +255,10 @@ fn read_request_body(request: &IncomingRequest) -> Result<Vec<u8>, String> {
 }
 
 fn respond(response_out: ResponseOutparam, status: u16, text: &[u8]) {
-    let response = OutgoingResponse::new(Fields::new());
-    // 200 and 502 are valid statuses: the host cannot refuse them.
+    let headers = Fields::from_list(&[("content-type".to_string(), b"application/json".to_vec())])
+        .unwrap_or_else(|_| Fields::new());
+    let response = OutgoingResponse::new(headers);
+    // 200, 400 and 502 are valid statuses: the host cannot refuse them.
     let _ = response.set_status_code(status);
     let Ok(body) = response.body() else { return };
     ResponseOutparam::set(response_out, Ok(response));
