@@ -3,8 +3,8 @@
 //!   any work) and to the `conversation_id` event;
 //! - orchestration overhead per agent step: `/chat` with four tool-calling steps vs none,
 //!   per step, minus the graph work of a step sent straight to devgraph on a kept-alive
-//!   connection, as the application sends it: each step's count query, and a quarter of
-//!   the `db.labels()` look-up the turn makes once (a 4-step turn sends 5 graph requests).
+//!   connection, as the application sends it: each step's count query (a count found
+//!   proves the label exists, so the turn sends no `db.labels()`: 4 graph requests).
 //!
 //! Medians over 100 runs each. Run: `cargo bench -p kg-e2e --bench chat_latency`.
 
@@ -51,17 +51,12 @@ async fn main() -> anyhow::Result<()> {
     }
 
     // A step's graph work, straight to devgraph: get_node_statistics for one label without
-    // samples is one count query; the labels it checks the label against are looked up
-    // once per turn (cached for the turn's later steps).
+    // samples is one count query (the label is looked up only when the count is 0).
     let graph_client = reqwest::Client::new();
-    let labels = "CALL db.labels() YIELD label RETURN label ORDER BY label LIMIT 1000";
     let count = "MATCH (n:`Supplier`) RETURN count(n) AS count LIMIT 1";
-    stack.graph.query_on(&graph_client, labels).await?; // opens the connection
-    let (mut direct_labels, mut direct_count) = (Vec::new(), Vec::new());
+    stack.graph.query_on(&graph_client, count).await?; // opens the connection
+    let mut direct_count = Vec::new();
     for _ in 0..RUNS {
-        let start = Instant::now();
-        stack.graph.query_on(&graph_client, labels).await?;
-        direct_labels.push(start.elapsed());
         let start = Instant::now();
         stack.graph.query_on(&graph_client, count).await?;
         direct_count.push(start.elapsed());
@@ -105,8 +100,7 @@ async fn main() -> anyhow::Result<()> {
 
     let (z, f) = (median(&mut zero), median(&mut four));
     let per_step = (ms(f) - ms(z)) / STEPS as f64;
-    let graph_per_step =
-        ms(median(&mut direct_count)) + ms(median(&mut direct_labels)) / STEPS as f64;
+    let graph_per_step = ms(median(&mut direct_count));
     println!(
         "time to first SSE byte (median of {RUNS}):        {:>7.2} ms",
         ms(median(&mut first_byte))
@@ -128,7 +122,7 @@ async fn main() -> anyhow::Result<()> {
         per_step
     );
     println!(
-        "  of which its graph work, sent straight:         {graph_per_step:>7.2} ms (a count query and 1/{STEPS} of db.labels())"
+        "  of which its graph work, sent straight:         {graph_per_step:>7.2} ms (a count query)"
     );
     println!(
         "  the rest per step (LLM stub round trip, WIT, JSON, events): {:.2} ms",

@@ -240,7 +240,7 @@ async fn step_floor(
     .to_string();
     let client = reqwest::Client::new();
     // As many LLM and graph requests as the application's turns sent (the 4-step turn's
-    // include the summariser's LLM call and the labels look-up).
+    // LLM calls include the summariser's).
     let counts = |samples: &[Sample]| {
         let n = |key| median(samples, key).round() as usize;
         (n("llm_n"), n("graph_n"))

@@ -1,8 +1,10 @@
-//! Graph round trips per agent turn (issue #15 item 10): a turn with four tool calls runs
-//! in one request, whose query-tools instance looks the schema up (`db.labels()`,
-//! `db.relationshipTypes()`) at most once. Every statement the application sends is
-//! counted by a TCP proxy between the application and devgraph. And the graph's
-//! notifications (item 6): a performance hint about the agent's own query reaches it.
+//! Graph round trips per agent turn (issue #15 item 10, issue #18): a turn with four tool
+//! calls runs in one request, whose query-tools instance looks the schema up
+//! (`db.relationshipTypes()`) at most once, and the label list not at all when every call
+//! found instances of its class (which proves the label exists). Every statement the
+//! application sends is counted by a TCP proxy between the application and devgraph. And
+//! the graph's notifications (item 6): a performance hint about the agent's own query
+//! reaches it.
 
 use kg_e2e::llm_stub::{Reply, ScriptedLlm, text};
 use kg_e2e::{AppHost, Devgraph, GRAPH_PASSWORD, app_manifest};
@@ -169,16 +171,19 @@ async fn a_turn_with_four_tool_calls_looks_the_schema_up_once() {
         calls.len(),
         statements.len()
     );
-    assert_eq!(labels, 1, "{statements:#?}");
+    assert_eq!(labels, 0, "{statements:#?}");
     assert_eq!(types, 1, "{statements:#?}");
-    assert_eq!(schema, 2, "{statements:#?}");
+    assert_eq!(schema, 1, "{statements:#?}");
+    // The tools' own statements (the neighbours tool sends two: the instance, then its
+    // paths) and the types' look-up, no more.
+    assert_eq!(statements.len(), 7, "{statements:#?}");
 
     // The next request looks the schema up afresh (a new instance, a new session).
     let (status, _) = host
         .send(
             "POST",
-            "/tools/get_instances_by_class",
-            &json!({"class_name": "Supplier", "limit": 1}).to_string(),
+            "/tools/get_instance_neighbors",
+            &json!({"instance": "SUP-001", "relationship_types": ["SUPPLIES"]}).to_string(),
         )
         .await
         .unwrap();
@@ -187,11 +192,27 @@ async fn a_turn_with_four_tool_calls_looks_the_schema_up_once() {
     assert_eq!(
         statements
             .iter()
-            .filter(|s| s.contains("db.labels()"))
+            .filter(|s| s.contains("db.relationshipTypes()"))
             .count(),
         1,
         "{statements:#?}"
     );
+
+    // A class with no such label: the statement finds nothing, then the label list is read
+    // and the caller gets the not-found error with the close name, as before.
+    let (status, r) = host
+        .send(
+            "POST",
+            "/tools/get_instances_by_class",
+            &json!({"class_name": "Suppliers"}).to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 404, "{r}");
+    assert!(r.to_string().contains("Supplier"), "{r}");
+    let statements = proxy.take_statements();
+    assert_eq!(statements.len(), 2, "{statements:#?}");
+    assert!(statements[1].contains("db.labels()"), "{statements:#?}");
 }
 
 #[tokio::test]

@@ -2,8 +2,9 @@
 arguments and statements (crates/kg-graph-tools: statistics.rs, ontology.rs, by_class.rs):
 `get_node_statistics` — the one the benchmark's script calls — in full, the others on their
 main path. Each answers compact JSON (`data` and a one-line `summary`), as ours do. The
-turn's `Schema` (labels looked up once per turn) comes in the run's config; each result is
-also written to the event stream."""
+turn's `Schema` (labels looked up at most once per turn) comes in the run's config; as in
+ours, a tool whose statement matches one class looks its label up only when it found nothing
+(rows prove the label exists). Each result is also written to the event stream."""
 
 from __future__ import annotations
 
@@ -50,11 +51,11 @@ class StatisticsArgs(BaseModel):
 async def get_node_statistics(config: RunnableConfig, label: str | None = None, sample_size: int = 3) -> str:
     schema = schema_of(config)
     graph = schema.graph
-    known = await schema.labels([label] if label else [])
     if label is not None:
-        require_label(label, known)
         rows = await graph.run(f"MATCH (n:{quote_name(label)}) RETURN count(n) AS count LIMIT 1")
         counts = [(label, rows[0][0] if rows else 0)]
+        if counts[0][1] == 0:
+            require_label(label, await schema.labels([label]))
         truncated = False
         total = counts[0][1]
     else:
@@ -195,7 +196,6 @@ async def get_instances_by_class(
     offset: int = 0,
 ) -> str:
     schema = schema_of(config)
-    require_label(class_name, await schema.labels([class_name]))
     conditions, params = [], {}
     for i, f in enumerate(filters or []):
         f = f if isinstance(f, Filter) else Filter.model_validate(f)
@@ -212,6 +212,8 @@ async def get_instances_by_class(
     rows = await schema.graph.run(
         f"MATCH (n:{quote_name(class_name)}) {where}RETURN n ORDER BY n.id, n.name SKIP $offset LIMIT $limit", params
     )
+    if not rows:
+        require_label(class_name, await schema.labels([class_name]))
     truncated = len(rows) > limit
     instances = [
         {"element_id": r[0]["element_id"], "properties": r[0]["properties"]} for r in rows[:limit] if isinstance(r[0], dict)

@@ -4,7 +4,7 @@ use crate::args;
 use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
-use crate::schema::require_label;
+use crate::schema::{require_label_unless_found, require_odd_label_first};
 use crate::session::Graph;
 use kg_wit::types::Error;
 use neo4j_client::{AccessMode, Transport, Value};
@@ -155,13 +155,13 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         conditions.push(text);
         params.insert(format!("v{index}"), value);
     }
-    require_label(&class, &client.labels(&[&class]).map_err(graph_error)?)?;
 
     let filter_clause = if conditions.is_empty() {
         String::new()
     } else {
         format!("WHERE {} ", conditions.join(" AND "))
     };
+    require_odd_label_first(client, &class)?;
     let statement = format!(
         "MATCH (n:{}) {filter_clause}RETURN n ORDER BY n.id, n.name SKIP $offset LIMIT $limit",
         quote_name(&class)
@@ -171,6 +171,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     let result = client
         .run(&statement, params, AccessMode::Read)
         .map_err(graph_error)?;
+    require_label_unless_found(client, &class, !result.rows.is_empty())?;
     let truncated = result.rows.len() as i64 > limit;
     let instances: Vec<Json> = result
         .rows

@@ -1,5 +1,7 @@
-/// Back-tick quotes a label or relationship type (doubling embedded back-ticks), for names
-/// already checked against the live schema: Cypher cannot take them as parameters.
+/// Back-tick quotes a label or relationship type (doubling embedded back-ticks): Cypher
+/// cannot take them as parameters. Whatever the name, the quote cannot be closed early
+/// (the property test below), so a name the tool checks against the live schema only
+/// after its statement found nothing (`schema::require_label_unless_found`) stays a name.
 pub fn quote_name(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }

@@ -1,5 +1,6 @@
 //! The query tools' logic, free of Spin: each tool checks its arguments, builds
-//! parameterised Cypher (labels only after checking them against the live schema), runs it
+//! parameterised Cypher (labels quoted, and checked against the live schema: before the
+//! statement, or only when a statement matching the label found nothing), runs it
 //! in READ mode with a LIMIT, and shapes a compact result of at most 256 KiB.
 //! `run_read_cypher` takes Cypher from outside behind the layered guard (`guard`,
 //! `explain`).

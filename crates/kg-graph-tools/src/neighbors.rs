@@ -5,9 +5,11 @@ use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
 use crate::instance::resolve;
-use crate::schema::{require_label, require_relationship_type};
+use crate::schema::{
+    require_label_unless_found, require_odd_label_first, require_relationship_type,
+};
 use crate::session::Graph;
-use kg_wit::types::{Error, GraphData, GraphEdge, GraphNode};
+use kg_wit::types::{Error, ErrorCode, GraphData, GraphEdge, GraphNode};
 use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 use std::collections::BTreeMap;
@@ -84,9 +86,6 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
             ));
         }
     };
-    if let Some(class) = &class {
-        require_label(class, &client.labels(&[class]).map_err(graph_error)?)?;
-    }
     if !types.is_empty() {
         let needed: Vec<&str> = types.iter().map(String::as_str).collect();
         let known = client.relationship_types(&needed).map_err(graph_error)?;
@@ -94,7 +93,18 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
             require_relationship_type(rel_type, &known)?;
         }
     }
-    let key = resolve(client, &reference, class.as_deref())?;
+    // The class is a label of the instance's pattern: an instance found proves it exists;
+    // none found, an unknown class is the error to give, as when it was checked first.
+    if let Some(class) = &class {
+        require_odd_label_first(client, class)?;
+    }
+    let key = match (resolve(client, &reference, class.as_deref()), &class) {
+        (Err(e), Some(class)) if e.code == ErrorCode::NotFound => {
+            require_label_unless_found(client, class, false)?;
+            return Err(e);
+        }
+        (key, _) => key?,
+    };
     let type_filter = if types.is_empty() {
         String::new()
     } else {

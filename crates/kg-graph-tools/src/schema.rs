@@ -1,5 +1,51 @@
+use crate::graph_error::graph_error;
+use crate::session::Graph;
 use kg_wit::types::{Error, ErrorCode};
+use neo4j_client::Transport;
 use serde_json::json;
+
+/// After a statement that matched `label` in a pattern every row needs (`MATCH (n:Label)`):
+/// an unknown label is the same not-found error [`require_label`] gives, checked only when
+/// the statement `found` nothing. Rows prove the label exists, so the tool needs no
+/// `db.labels()` round trip before its statement, and a turn of such calls sends one graph
+/// request per call; nothing found costs the look-up the check before the statement did.
+///
+/// A name the graph might refuse as a token (empty, a control character, very long) is
+/// checked before the statement instead ([`require_odd_label_first`]): the caller then
+/// gets the not-found error, never the graph's syntax error.
+pub fn require_label_unless_found<T: Transport>(
+    client: &Graph<'_, T>,
+    label: &str,
+    found: bool,
+) -> Result<(), Error> {
+    if found {
+        return Ok(());
+    }
+    require_label(label, &client.labels(&[label]).map_err(graph_error)?)
+}
+
+/// Checks `label` against the graph's labels before a statement uses it when it is not a
+/// name the statement can carry as is (see [`require_label_unless_found`]); any other name
+/// is left to the check after the statement.
+pub fn require_odd_label_first<T: Transport>(
+    client: &Graph<'_, T>,
+    label: &str,
+) -> Result<(), Error> {
+    if is_plain_name(label) {
+        return Ok(());
+    }
+    require_label(label, &client.labels(&[label]).map_err(graph_error)?)
+}
+
+/// The longest name sent in a statement unchecked.
+const PLAIN_NAME_MAX_CHARS: usize = 256;
+
+/// A name any Neo4j accepts as a back-tick-quoted token.
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().count() <= PLAIN_NAME_MAX_CHARS
+        && !name.chars().any(char::is_control)
+}
 
 /// An unknown label is a not-found error that lists the close matches.
 pub fn require_label(label: &str, known: &[String]) -> Result<(), Error> {
@@ -67,6 +113,17 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect()
+    }
+
+    #[test]
+    fn only_ordinary_names_go_unchecked_into_a_statement() {
+        for name in ["Supplier", "Purchase Order", "a`b", "Lieferant_ä", "供应商"] {
+            assert!(is_plain_name(name), "{name}");
+        }
+        let long = "L".repeat(PLAIN_NAME_MAX_CHARS + 1);
+        for name in ["", "a\u{0}b", "tab\there", long.as_str()] {
+            assert!(!is_plain_name(name), "{name:?}");
+        }
     }
 
     #[test]

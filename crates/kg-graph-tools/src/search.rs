@@ -6,7 +6,7 @@ use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
 use crate::ontology::META_LABELS;
-use crate::schema::require_label;
+use crate::schema::{require_label_unless_found, require_odd_label_first};
 use crate::session::Graph;
 use kg_wit::types::{Error, GraphData, GraphNode};
 use neo4j_client::{AccessMode, Transport, Value};
@@ -56,7 +56,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
 
     let pattern = match &class {
         Some(class) => {
-            require_label(class, &client.labels(&[class]).map_err(graph_error)?)?;
+            require_odd_label_first(client, class)?;
             format!("MATCH (n:{}) ", quote_name(class))
         }
         None => format!(
@@ -73,6 +73,9 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     let result = client
         .run(&format!("{pattern}{MATCHING}"), params, AccessMode::Read)
         .map_err(graph_error)?;
+    if let Some(class) = &class {
+        require_label_unless_found(client, class, !result.rows.is_empty())?;
+    }
     let truncated = result.rows.len() as i64 > limit;
     let mut matches = Vec::new();
     let mut nodes = Vec::new();

@@ -6,6 +6,11 @@
 //! devhost instantiate the composed dispatcher, dependencies included, per request), so
 //! the query-tools component keeps one `Session` per instance: a turn's tool calls reuse
 //! the lists, and the next request starts afresh.
+//!
+//! A tool whose statement requires its class's label (`MATCH (n:Label)`: the statistics,
+//! instances by class, search and neighbours tools) reads the label list only when the
+//! statement found nothing (`schema::require_label_unless_found`), so a turn of such calls
+//! that find what they look for sends no schema statement at all.
 
 use neo4j_client::{AccessMode, Client, Neo4jError, Notification, QueryResult, Transport};
 use serde_json::{Map, Value as Json};

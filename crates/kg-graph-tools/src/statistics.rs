@@ -4,7 +4,7 @@ use crate::args;
 use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
-use crate::schema::require_label;
+use crate::schema::{require_label_unless_found, require_odd_label_first};
 use crate::session::Graph;
 use kg_wit::types::Error;
 use neo4j_client::{AccessMode, Transport, Value};
@@ -34,11 +34,9 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     let label = args::optional_string(&args, "label")?;
     let sample_size = args::optional_integer(&args, "sample_size", 3, 0, 10)?;
 
-    let needed: Vec<&str> = label.iter().map(String::as_str).collect();
-    let known = client.labels(&needed).map_err(graph_error)?;
     let (counts, truncated) = match &label {
         Some(label) => {
-            require_label(label, &known)?;
+            require_odd_label_first(client, label)?;
             let statement = format!(
                 "MATCH (n:{}) RETURN count(n) AS count LIMIT 1",
                 quote_name(label)
@@ -52,6 +50,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
                 .and_then(|r| r.first())
                 .and_then(Value::as_i64)
                 .unwrap_or(0);
+            require_label_unless_found(client, label, count > 0)?;
             (vec![(label.clone(), count)], false)
         }
         None => {
