@@ -211,8 +211,38 @@ async fn a_turn_with_four_tool_calls_looks_the_schema_up_once() {
     assert_eq!(status, 404, "{r}");
     assert!(r.to_string().contains("Supplier"), "{r}");
     let statements = proxy.take_statements();
+    // (In order per connection only: the host may send a request's statements on
+    // different pooled connections.)
     assert_eq!(statements.len(), 2, "{statements:#?}");
-    assert!(statements[1].contains("db.labels()"), "{statements:#?}");
+    assert!(
+        statements.iter().any(|s| s.starts_with("CALL db.labels()")),
+        "{statements:#?}"
+    );
+
+    // Cypher naming labels and a relationship type: both lists in one statement, then
+    // the read-only plan check and the query.
+    let (status, r) = host
+        .send(
+            "POST",
+            "/tools/run_read_cypher",
+            &json!({"query": "MATCH (s:Supplier)-[:SUPPLIES]->(p:Product) RETURN s.id, p.id LIMIT 3"})
+                .to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{r}");
+    let statements = proxy.take_statements();
+    assert_eq!(statements.len(), 3, "{statements:#?}");
+    let both = |s: &&String| s.contains("db.labels()") && s.contains("db.relationshipTypes()");
+    assert_eq!(statements.iter().filter(both).count(), 1, "{statements:#?}");
+    assert_eq!(
+        statements
+            .iter()
+            .filter(|s| s.starts_with("EXPLAIN "))
+            .count(),
+        1,
+        "{statements:#?}"
+    );
 }
 
 #[tokio::test]

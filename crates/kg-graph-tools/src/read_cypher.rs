@@ -87,6 +87,9 @@ pub fn run<T: Transport>(
             json!({"construct": e.construct, "excerpt": e.excerpt}),
         ),
     })?;
+    if !checked.labels.is_empty() && !checked.relationship_types.is_empty() {
+        client.read_both_lists().map_err(graph_error)?;
+    }
     if !checked.labels.is_empty() {
         let needed: Vec<&str> = checked.labels.iter().map(String::as_str).collect();
         let known = client.labels(&needed).map_err(graph_error)?;

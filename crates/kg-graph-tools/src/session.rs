@@ -18,6 +18,9 @@ use std::sync::Mutex;
 
 const LABELS: &str = "CALL db.labels() YIELD label RETURN label ORDER BY label LIMIT 1000";
 const RELATIONSHIP_TYPES: &str = "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType ORDER BY relationshipType LIMIT 1000";
+/// Both lists in one statement, each row tagged with its list (see [`Graph::read_both_lists`]).
+const LABELS_AND_TYPES: &str = "CALL db.labels() YIELD label RETURN 'label' AS list, label AS name ORDER BY name LIMIT 1000 \
+     UNION ALL CALL db.relationshipTypes() YIELD relationshipType RETURN 'type' AS list, relationshipType AS name ORDER BY name LIMIT 1000";
 
 /// One request's schema lists and notifications. A list is read from the graph the first
 /// time a tool needs it; it is read once more only when a tool asks for a name the list
@@ -116,6 +119,38 @@ impl<'a, T: Transport> Graph<'a, T> {
     /// The labels in use, each of `needed` among them if the graph has it.
     pub fn labels(&self, needed: &[&str]) -> Result<Vec<String>, Neo4jError> {
         self.names(&self.session.labels, LABELS, needed)
+    }
+
+    /// Reads the label and the relationship-type lists in one statement when a tool is
+    /// about to check names of both and neither list has been read in this request: one
+    /// round trip instead of two (`run_read_cypher` on a pattern with labels and types).
+    /// Either list already read, nothing is sent; [`Self::labels`] and
+    /// [`Self::relationship_types`] then read or refresh each on its own, as before.
+    pub fn read_both_lists(&self) -> Result<(), Neo4jError> {
+        let mut labels = lock(&self.session.labels);
+        let mut types = lock(&self.session.relationship_types);
+        if labels.list.is_some() || types.list.is_some() {
+            return Ok(());
+        }
+        labels.lookups += 1;
+        let result = self.run(LABELS_AND_TYPES, Map::new(), AccessMode::Read)?;
+        let (mut label_list, mut type_list) = (Vec::new(), Vec::new());
+        for row in &result.rows {
+            let (Some(list), Some(name)) = (
+                row.first().and_then(|v| v.as_str()),
+                row.get(1).and_then(|v| v.as_str()),
+            ) else {
+                continue;
+            };
+            match list {
+                "label" => label_list.push(name.to_string()),
+                "type" => type_list.push(name.to_string()),
+                _ => {}
+            }
+        }
+        labels.list = Some(label_list);
+        types.list = Some(type_list);
+        Ok(())
     }
 
     /// The relationship types in use, each of `needed` among them if the graph has it.

@@ -9,6 +9,8 @@ use std::sync::Mutex;
 
 /// The labels the scripted graph has.
 const KNOWN_LABELS: [&str; 3] = ["PurchaseOrder", "Supplier", "Tag"];
+/// Its relationship types.
+const KNOWN_TYPES: [&str; 2] = ["PLACED_WITH", "TAGGED"];
 
 /// Answers each statement from a script (typed JSON) and records the statements.
 #[derive(Default)]
@@ -66,7 +68,14 @@ impl Transport for &Graph {
             "PurchaseOrder",
             json!({"id": "PO-0003", "status": "draft"}),
         );
-        let (fields, values) = if statement.contains("db.labels()") {
+        let (fields, values) = if statement.contains("UNION ALL CALL db.relationshipTypes()") {
+            let tagged = |list: &str, names: &[&str]| -> Vec<Json> {
+                names.iter().map(|n| json!([s(list), s(n)])).collect()
+            };
+            let mut rows = tagged("label", &KNOWN_LABELS);
+            rows.extend(tagged("type", &KNOWN_TYPES));
+            (json!(["list", "name"]), Json::Array(rows))
+        } else if statement.contains("db.labels()") {
             (
                 json!(["label"]),
                 Json::Array(KNOWN_LABELS.iter().map(|l| json!([s(l)])).collect()),
@@ -74,7 +83,7 @@ impl Transport for &Graph {
         } else if statement.contains("db.relationshipTypes()") {
             (
                 json!(["relationshipType"]),
-                json!([[s("PLACED_WITH")], [s("TAGGED")]]),
+                Json::Array(KNOWN_TYPES.iter().map(|t| json!([s(t)])).collect()),
             )
         } else if statement.contains("AS by_name") {
             (
@@ -225,6 +234,43 @@ fn an_unknown_name_refreshes_the_list_once_then_fails_with_suggestions() {
     .unwrap_err();
     assert!(e.message.contains("Warehouses"));
     assert_eq!(schema_statements(&graph), 2);
+}
+
+#[test]
+fn a_cypher_pattern_with_labels_and_types_reads_both_lists_in_one_statement() {
+    let graph = Graph::default();
+    let client = client_of(&graph);
+    let session = Session::new();
+    let read = |query: &str| {
+        call_in(
+            &session,
+            &client,
+            &&graph,
+            "run_read_cypher",
+            &json!({ "query": query }).to_string(),
+        )
+    };
+    read("MATCH (p:PurchaseOrder)-[:PLACED_WITH]->(s:Supplier) RETURN p.id").unwrap();
+    assert_eq!(
+        schema_statements(&graph),
+        1,
+        "{:?}",
+        graph.statements.lock().unwrap()
+    );
+    // Both lists are this request's now: a later pattern reads neither.
+    read("MATCH (p:PurchaseOrder)-[:TAGGED]->(t:Tag) RETURN t.name").unwrap();
+    assert_eq!(schema_statements(&graph), 1);
+    // A type neither list has: that list alone is read once more, then the error.
+    let e = read("MATCH (p:PurchaseOrder)-[:SHIPS_TO]->(s:Supplier) RETURN p.id").unwrap_err();
+    assert!(e.message.contains("SHIPS_TO"), "{}", e.message);
+    let statements = graph.statements.lock().unwrap().clone();
+    assert_eq!(schema_statements(&graph), 2, "{statements:?}");
+    assert!(
+        statements
+            .iter()
+            .any(|s| s.starts_with("CALL db.relationshipTypes()"))
+    );
+    assert_eq!(session.schema_lookups(), 2);
 }
 
 #[test]
