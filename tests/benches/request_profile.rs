@@ -234,7 +234,6 @@ async fn step_floor(
         "statement": "MATCH (n:`Supplier`) RETURN count(n) AS count LIMIT 1",
         "parameters": {},
         "accessMode": "READ",
-        "includeCounters": true,
         "maxExecutionTime": 9,
     })
     .to_string();

@@ -4,7 +4,7 @@ use crate::error::{ErrorKind, Neo4jError};
 use crate::notifications::Notification;
 use crate::transport::{HttpRequest, HttpResponse, Method, Transport};
 use crate::value::{Value, decode_plain, decode_typed};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json, json};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -245,19 +245,21 @@ impl<T: Transport> Client<T> {
         mode: AccessMode,
     ) -> (HttpRequest, Vec<String>) {
         let sent = self.bookmarks_to_send();
-        let mut body = json!({
-            "statement": statement,
-            "parameters": parameters,
-            "accessMode": mode.as_str(),
-            "includeCounters": true,
-        });
-        if let Some(seconds) = self.max_execution_time() {
-            body["maxExecutionTime"] = json!(seconds);
-        }
-        if !sent.is_empty() {
-            body["bookmarks"] = json!(sent);
-        }
-        let request = self.request(Method::Post, self.config.query_url(), Some(body), None);
+        let body = RunBody {
+            statement,
+            parameters: &parameters,
+            access_mode: mode.as_str(),
+            // A READ transaction cannot write, so its counters are all zero: asking for
+            // them only lengthens the answer (a count query's 120 bytes become 420, read
+            // on every tool call).
+            include_counters: matches!(mode, AccessMode::Write).then_some(true),
+            max_execution_time: self.max_execution_time(),
+            bookmarks: &sent,
+        };
+        // Written straight into bytes, without a `Value` tree of the body first; a map of
+        // `Value`s always serialises.
+        let body = serde_json::to_vec(&body).unwrap_or_default();
+        let request = self.request_bytes(Method::Post, self.config.query_url(), Some(body), None);
         (request, sent)
     }
 
@@ -370,6 +372,20 @@ impl<T: Transport> Client<T> {
         body: Option<Json>,
         tx: Option<&Transaction>,
     ) -> HttpRequest {
+        // Straight into bytes (the same compact JSON `Display` prints, without going
+        // through `fmt::Formatter` a piece at a time); a `Value` always serialises.
+        let body = body.map(|b| serde_json::to_vec(&b).unwrap_or_default());
+        self.request_bytes(method, url, body, tx)
+    }
+
+    /// A request carrying `body`, JSON already written.
+    fn request_bytes(
+        &self,
+        method: Method,
+        url: String,
+        body: Option<Vec<u8>>,
+        tx: Option<&Transaction>,
+    ) -> HttpRequest {
         let mut headers = vec![("accept".to_string(), ACCEPT.to_string())];
         if body.is_some() {
             headers.push(("content-type".to_string(), "application/json".to_string()));
@@ -385,11 +401,26 @@ impl<T: Transport> Client<T> {
             method,
             url,
             headers,
-            // Straight into bytes (the same compact JSON `Display` prints, without going
-            // through `fmt::Formatter` a piece at a time); a `Value` always serialises.
-            body: body.map(|b| serde_json::to_vec(&b).unwrap_or_default()),
+            body,
         }
     }
+}
+
+/// The body of an auto-commit statement (Query API `POST /db/{name}/query/v2`), in the
+/// field names the API documents.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RunBody<'a> {
+    statement: &'a str,
+    parameters: &'a Map<String, Json>,
+    access_mode: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    include_counters: Option<bool>,
+    /// Whole seconds (`Client::max_execution_time`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_execution_time: Option<u64>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    bookmarks: &'a [String],
 }
 
 /// The server's answer when it does not know `maxExecutionTime` (a Neo4j before the

@@ -106,8 +106,28 @@ fn auto_commit_request_has_the_documented_shape() {
     let body: Json = serde_json::from_slice(r.body.as_ref().unwrap()).unwrap();
     assert_eq!(
         body,
-        json!({"statement": "MATCH (p:Person {name: $name}) RETURN p", "parameters": {"name": "Phil"}, "accessMode": "READ", "includeCounters": true})
+        json!({"statement": "MATCH (p:Person {name: $name}) RETURN p", "parameters": {"name": "Phil"}, "accessMode": "READ"})
     );
+}
+
+#[test]
+fn only_a_write_asks_for_counters() {
+    // A READ transaction cannot write: its counters would all be zero, so a read leaves
+    // `includeCounters` out (the answer is shorter); a write asks for them.
+    let fake = Fake::default()
+        .answer(202, PLAIN, &golden("run_plain.json"))
+        .answer(202, PLAIN, &golden("run_plain.json"));
+    let c = client(&fake);
+    c.run("MATCH (n) RETURN n", Map::new(), AccessMode::Read)
+        .unwrap();
+    c.run("CREATE (n:X)", Map::new(), AccessMode::Write)
+        .unwrap();
+    let requests = fake.requests.borrow();
+    let body =
+        |i: usize| -> Json { serde_json::from_slice(requests[i].body.as_ref().unwrap()).unwrap() };
+    assert_eq!(body(0).get("includeCounters"), None, "{}", body(0));
+    assert_eq!(body(1)["includeCounters"], true, "{}", body(1));
+    assert_eq!(body(1)["accessMode"], "WRITE");
 }
 
 #[test]
