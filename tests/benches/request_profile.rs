@@ -20,6 +20,13 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 const STEPS: usize = 4;
+/// Requests of each kind sent first and not counted (a code path's first use touches fresh
+/// pages).
+const WARM_UP: usize = 5;
+/// [`profile_interleaved`]'s blocks: requests of one kind in a row, and how many of them
+/// settle what the other kind left behind before any is counted.
+const BLOCK: usize = 12;
+const BLOCK_SETTLE: usize = 2;
 
 /// One request's breakdown, in ms (counts as counts).
 #[derive(Default, Clone)]
@@ -82,23 +89,16 @@ async fn run() -> anyhow::Result<()> {
         script.push(text("There are 10 suppliers."));
         script
     };
-    let zero = profile(runs, &origins, || {
-        llm.then(chat(0));
+    let send_chat = |steps: usize| {
+        llm.then(chat(steps));
         client
             .post(format!("{base}/chat"))
             .body(question.to_string())
             .send()
-    })
-    .await?;
+    };
+    let (zero, four) =
+        profile_interleaved(runs, &origins, || send_chat(0), || send_chat(STEPS)).await?;
     table.push(("POST /chat, no tool step", zero));
-    let four = profile(runs, &origins, || {
-        llm.then(chat(STEPS));
-        client
-            .post(format!("{base}/chat"))
-            .body(question.to_string())
-            .send()
-    })
-    .await?;
     table.push(("POST /chat, 4 tool steps", four));
 
     let ids = stack
@@ -272,8 +272,8 @@ async fn step_floor(
         status.is_success(),
         "the step floor answered {status}: {text}"
     );
-    let zero = profile(runs, origins, || send(zero_counts)).await?;
-    let four = profile(runs, origins, || send(four_counts)).await?;
+    let (zero, four) =
+        profile_interleaved(runs, origins, || send(zero_counts), || send(four_counts)).await?;
     println!();
     print_table(&[
         ("step floor, the 0-step turn's requests", zero.clone()),
@@ -319,28 +319,79 @@ where
     Fut: std::future::Future<Output = reqwest::Result<reqwest::Response>>,
 {
     let mut samples = Vec::with_capacity(runs);
-    for i in 0..runs + 5 {
-        let started = Instant::now();
-        let response = send().await?.error_for_status()?;
-        let header: Vec<String> = response
-            .headers()
-            .get_all("server-timing")
-            .iter()
-            .filter_map(|v| v.to_str().ok().map(str::to_string))
-            .collect();
-        response.bytes().await?;
-        let client = started.elapsed().as_secs_f64() * 1_000.0;
-        if i < 5 {
-            continue;
+    for i in 0..runs + WARM_UP {
+        let sample = sample(origins, send()).await?;
+        if i >= WARM_UP {
+            samples.push(sample);
         }
-        let metrics = parse(&header.join(", "), origins);
-        anyhow::ensure!(
-            metrics.contains_key("instantiate"),
-            "no Server-Timing from devhost (is it built with --server-timing?): {header:?}"
-        );
-        samples.push(Sample { client, metrics });
     }
     Ok(samples)
+}
+
+/// Two kinds of request in alternating blocks of [`BLOCK`] (`runs` of each counted, after
+/// the warm-up), so both see the same minutes of a VM whose speed drifts: a step is the
+/// difference of the two kinds' medians, and measured as one block of 200 after the other,
+/// a drift between the blocks moved it by as much as the difference itself. The first
+/// [`BLOCK_SETTLE`] requests of each block are not counted: a request right after one of
+/// the other kind pays for what that one left behind (a 0-step turn right after a 4-step
+/// one is slower: in three paired runs, strict alternation made a step look about 0.05 ms
+/// cheaper than one block after the other did, the cost moved onto the 0-step turn).
+async fn profile_interleaved<A, FutA, B, FutB>(
+    runs: usize,
+    origins: &Origins,
+    send_a: A,
+    send_b: B,
+) -> anyhow::Result<(Vec<Sample>, Vec<Sample>)>
+where
+    A: Fn() -> FutA,
+    FutA: std::future::Future<Output = reqwest::Result<reqwest::Response>>,
+    B: Fn() -> FutB,
+    FutB: std::future::Future<Output = reqwest::Result<reqwest::Response>>,
+{
+    for _ in 0..WARM_UP {
+        sample(origins, send_a()).await?;
+        sample(origins, send_b()).await?;
+    }
+    let (mut a, mut b) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    while a.len() < runs || b.len() < runs {
+        for i in 0..BLOCK {
+            let sample = sample(origins, send_a()).await?;
+            if i >= BLOCK_SETTLE && a.len() < runs {
+                a.push(sample);
+            }
+        }
+        for i in 0..BLOCK {
+            let sample = sample(origins, send_b()).await?;
+            if i >= BLOCK_SETTLE && b.len() < runs {
+                b.push(sample);
+            }
+        }
+    }
+    Ok((a, b))
+}
+
+/// One request: what the client waited (to its body's last byte) and devhost's
+/// Server-Timing.
+async fn sample(
+    origins: &Origins,
+    request: impl std::future::Future<Output = reqwest::Result<reqwest::Response>>,
+) -> anyhow::Result<Sample> {
+    let started = Instant::now();
+    let response = request.await?.error_for_status()?;
+    let header: Vec<String> = response
+        .headers()
+        .get_all("server-timing")
+        .iter()
+        .filter_map(|v| v.to_str().ok().map(str::to_string))
+        .collect();
+    response.bytes().await?;
+    let client = started.elapsed().as_secs_f64() * 1_000.0;
+    let metrics = parse(&header.join(", "), origins);
+    anyhow::ensure!(
+        metrics.contains_key("instantiate"),
+        "no Server-Timing from devhost (is it built with --server-timing?): {header:?}"
+    );
+    Ok(Sample { client, metrics })
 }
 
 /// devhost's metrics, outbound calls sorted into graph, LLM and other by origin; `rest` is
