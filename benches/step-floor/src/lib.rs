@@ -117,7 +117,12 @@ fn run(request: &IncomingRequest) -> Result<usize, Failure> {
             &header("x-floor-graph-url")?,
             vec![
                 json.clone(),
-                ("accept".to_string(), b"application/json".to_vec()),
+                // What neo4j-client asks for (its `ACCEPT`): the typed answer, the one the
+                // application's tools read.
+                (
+                    "accept".to_string(),
+                    b"application/vnd.neo4j.query, application/json;q=0.9".to_vec(),
+                ),
                 (
                     "authorization".to_string(),
                     header("x-floor-graph-authorization")?.into_bytes(),
