@@ -354,20 +354,31 @@ where
     }
     let (mut a, mut b) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     while a.len() < runs || b.len() < runs {
-        for i in 0..BLOCK {
-            let sample = sample(origins, send_a()).await?;
-            if i >= BLOCK_SETTLE && a.len() < runs {
-                a.push(sample);
-            }
-        }
-        for i in 0..BLOCK {
-            let sample = sample(origins, send_b()).await?;
-            if i >= BLOCK_SETTLE && b.len() < runs {
-                b.push(sample);
-            }
-        }
+        block(origins, &send_a, &mut a, runs).await?;
+        block(origins, &send_b, &mut b, runs).await?;
     }
     Ok((a, b))
+}
+
+/// One of [`profile_interleaved`]'s blocks: [`BLOCK`] requests, those after the first
+/// [`BLOCK_SETTLE`] added to `samples` until it holds `runs`.
+async fn block<F, Fut>(
+    origins: &Origins,
+    send: &F,
+    samples: &mut Vec<Sample>,
+    runs: usize,
+) -> anyhow::Result<()>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = reqwest::Result<reqwest::Response>>,
+{
+    for i in 0..BLOCK {
+        let sample = sample(origins, send()).await?;
+        if i >= BLOCK_SETTLE && samples.len() < runs {
+            samples.push(sample);
+        }
+    }
+    Ok(())
 }
 
 /// One request: what the client waited (to its body's last byte) and devhost's
