@@ -281,6 +281,10 @@ try {
   await test('language switch to Chinese, dark theme', async () => {
     await page.getByRole('button', { name: 'Language' }).click();
     await page.getByRole('link', { name: '对话' }).waitFor();
+    // The page sets `lang` in an effect, after the render that changed the labels: wait for
+    // it as for the theme below (read at once, it was still 'en' in one of two CI runs of
+    // 27 Nov's third session).
+    await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
     assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-CN');
     await page.getByRole('button', { name: '主题' }).click();
     await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
