@@ -7,6 +7,7 @@ mod compose;
 mod config;
 mod dist;
 mod driven;
+mod footprint;
 mod host;
 mod kv;
 mod outbound;
@@ -50,6 +51,11 @@ struct Args {
     /// composed in, and a spin.toml without dependencies), then exit without serving.
     #[arg(long, value_name = "DIR")]
     compose_into: Option<PathBuf>,
+    /// Print what one request to each component instantiates (core instances, memories,
+    /// tables; dependencies composed in) and how many Spin's default pool holds at once,
+    /// as text or one JSON object per line, then exit without serving.
+    #[arg(long, value_name = "text|json", num_args = 0..=1, default_missing_value = "text")]
+    footprint: Option<FootprintFormat>,
     /// Keep components' outbound HTTP connections open and reuse them per origin (scheme,
     /// host, port), as Spin 3.4+ does; `off` opens a new connection for every request.
     #[arg(
@@ -142,6 +148,12 @@ enum Allocator {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FootprintFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Switch {
     On,
     Off,
@@ -168,6 +180,11 @@ fn main() {
 }
 
 async fn run(args: Args) -> Result<()> {
+    if let Some(format) = args.footprint {
+        let json = format == FootprintFormat::Json;
+        println!("{}", footprint::report(&args.manifest, json)?);
+        return Ok(());
+    }
     if let Some(out) = &args.compose_into {
         let written = dist::compose_into(&args.manifest, out)?;
         for (path, bytes) in written.files {
