@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the pinned toolchain with the wasm32-wasip2 target (rustup does not auto-install
-# here) and builds the six components and devhost. Idempotent; used by run.sh and test.sh.
+# here) and builds the components and devhost. Idempotent; used by run.sh and test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +19,7 @@ echo "setup: building the web app (web/: npm ci && npm run build)" >&2
 echo "setup: building the components (wasm32-wasip2), devhost and devgraph" >&2
 cargo build --profile component --target wasm32-wasip2 \
   -p kg-dispatcher -p kg-router -p kg-query-tools -p kg-action-executor -p kg-retriever -p kg-summariser \
-  -p kg-web
+  -p kg-web -p kg-liveness
 # The whole workspace's binaries (devhost and devgraph are the ones run.sh needs), not `-p
 # devhost -p devgraph`: cargo resolves dependency features over the packages it is asked
 # for, and this way they are the ones `cargo test --workspace` (scripts/test.sh) resolves,

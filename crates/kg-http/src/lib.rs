@@ -5,6 +5,7 @@ pub mod auth_config;
 pub mod body;
 pub mod chat;
 pub mod error;
+pub mod headers;
 pub mod health;
 pub mod limits;
 pub mod query;
