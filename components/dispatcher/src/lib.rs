@@ -72,19 +72,20 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
         send(response_out, response).await;
         return trace.finish();
     }
-    let reply = match admit(&request, &mut ctx) {
+    let (reply, unread) = match admit(&request, &mut ctx) {
         Ok((route, who)) => {
             trace.admitted(&who.caller.subject);
-            match read_body(incoming, &request).await {
+            let reply = match read_body(incoming, &request).await {
                 Ok(body) => {
                     *request.body_mut() = body;
                     dispatch(&request, route, who)
                         .unwrap_or_else(|e| Reply::Full(error_response(&e)))
                 }
                 Err(e) => Reply::Full(error_response(&e)),
-            }
+            };
+            (reply, None)
         }
-        Err(response) => Reply::Full(response),
+        Err(response) => (Reply::Full(response), Some(incoming)),
     };
     let mut extra = headers::common(&ctx);
     extra.extend(trace.response_headers());
@@ -104,7 +105,32 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
         Reply::Resume(resume) => agent::resume_stream(resume, &extra, response_out).await,
     }
     // After the response (a stream at its end): nothing here adds to the caller's wait.
+    if let Some(incoming) = unread {
+        drain_unread(incoming, &request).await;
+    }
     trace.finish();
+}
+
+/// Reads to its end, after the answer, the body of a request refused on its head, so the
+/// client's connection stays usable. Spin's HTTP server (hyper) closes a connection whose
+/// request body is left unread past what it buffers itself (tens of KiB), without a
+/// `Connection: close` (a component cannot send one): a client that reuses the connection
+/// for its next request then finds it closed. Bounded like an admitted body: a body
+/// declared or read past `MAX_BODY_BYTES` is left, and the connection with it.
+async fn drain_unread(incoming: IncomingRequest, head: &Request) {
+    use futures::StreamExt;
+    let declared = head.header("content-length").and_then(|v| v.as_str());
+    if kg_http::body::BodyReader::new(declared).is_err() {
+        return;
+    }
+    let mut read = 0usize;
+    let mut stream = std::pin::pin!(incoming.into_body_stream());
+    while let Some(Ok(chunk)) = stream.next().await {
+        read = read.saturating_add(chunk.len());
+        if read > kg_http::body::MAX_BODY_BYTES {
+            return;
+        }
+    }
 }
 
 /// The request's body, read to its end: 413 past `MAX_BODY_BYTES` (at once when
