@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod bench_results;
+pub mod capacity;
 pub mod chat_client;
 pub mod cut_proxy;
 pub mod embedding_stub;
