@@ -28,6 +28,32 @@ stage "web app unit tests (web/: npm test)"
 (cd web && npm test)
 stage "web app in Chromium (web/: npm run e2e)"
 (cd web && CHROMIUM=$(command -v chromium) npm run e2e)
+# Every end-to-end pass runs with --no-fail-fast (a red test binary never hides the
+# others), keeps its output in target/test-passes/, and ends with one summary line; a
+# failed pass does not stop the passes after it, and the script fails at the end.
+failed_passes=()
+mkdir -p target/test-passes
+run_pass() {
+  local name=$1; shift
+  local log=target/test-passes/$name.log
+  local status=0
+  "$@" --no-fail-fast 2>&1 | tee "$log" || status=$?
+  # `test result: ok. 12 passed; 0 failed; 1 ignored; …`, one per test binary.
+  local summary
+  summary=$(awk '
+    /^test result:/ { bins++; passed += $4; failed += $6; ignored += $8; if ($6 > 0) red++ }
+    END { printf "%d test binaries, %d passed, %d failed, %d ignored, %d red binaries", bins, passed, failed, ignored, red }
+  ' "$log")
+  local red
+  red=$(grep -E '^ +`.*--test [a-z_0-9]+`' "$log" | sed -E 's/.*--test ([a-z_0-9]+)`.*/\1/' | tr '\n' ' ' || true)
+  if [ "$status" -eq 0 ]; then
+    echo "test: pass $name: ok: $summary" >&2
+  else
+    echo "test: pass $name: FAILED (exit $status): $summary${red:+; red: $red}" >&2
+    failed_passes+=("$name")
+  fi
+}
+
 # --release shares the compiled dependencies (wasmtime) with the devhost build above; the
 # end-to-end tests start target/release/devhost against the .wasm files it just built.
 stage "pass 1/3: everything, end-to-end on devhost"
@@ -35,7 +61,7 @@ stage "pass 1/3: everything, end-to-end on devhost"
 # for the Cypher lint gate below.
 capture=$PWD/target/cypher-lint/capture
 rm -rf "$capture" && mkdir -p "$capture"
-DEVGRAPH_CAPTURE_DIR=$capture KG_E2E_HOST=devhost cargo test --release --workspace
+DEVGRAPH_CAPTURE_DIR=$capture KG_E2E_HOST=devhost run_pass 1-devhost cargo test --release --workspace
 # The Cypher lint gate: what pass 1 captured and what the statement builders produce, parsed
 # by Neo4j's own Cypher front end; any error, deprecation or warning fails the run.
 stage "Cypher lint gate (tools/cypher-lint/check.sh)"
@@ -48,10 +74,10 @@ spin=$(scripts/find-spin.sh)
 if [ -n "$spin" ]; then
   echo "test: using Spin at $spin ($("$spin" --version))" >&2
   stage "pass 2/3: end-to-end on real Spin (spin up spin.toml)"
-  SPIN_BIN=$spin KG_E2E_HOST=spin cargo test --release --workspace --test '*'
+  SPIN_BIN=$spin KG_E2E_HOST=spin run_pass 2-spin cargo test --release --workspace --test '*'
   stage "pass 3/3: end-to-end on real Spin serving the pre-composed dist/spin.toml"
   SPIN_BIN=$spin KG_E2E_HOST=spin KG_E2E_MANIFEST=dist/spin.toml \
-    cargo test --release --workspace --test '*'
+    run_pass 3-spin-dist cargo test --release --workspace --test '*'
 else
   if [ "${KG_REQUIRE_SPIN:-}" = 1 ]; then
     echo "test: KG_REQUIRE_SPIN=1 but no spin binary (SPIN_BIN or PATH)" >&2
@@ -64,7 +90,13 @@ else
   echo "################################################################################" >&2
   echo "" >&2
   stage "pass 3/3: end-to-end on devhost serving the pre-composed dist/spin.toml"
-  KG_E2E_HOST=devhost KG_E2E_MANIFEST=dist/spin.toml cargo test --release --workspace --test '*'
+  KG_E2E_HOST=devhost KG_E2E_MANIFEST=dist/spin.toml \
+    run_pass 3-devhost-dist cargo test --release --workspace --test '*'
+fi
+
+if [ ${#failed_passes[@]} -gt 0 ]; then
+  echo "test: FAILED passes: ${failed_passes[*]} (logs in target/test-passes/)" >&2
+  exit 1
 fi
 
 # The benchmarks in their short mode (README "Performance"), about 2 minutes: they print
