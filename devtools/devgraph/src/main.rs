@@ -23,6 +23,10 @@ struct Args {
     /// Load the procurement demo dataset (when the graph is empty).
     #[arg(long)]
     demo: bool,
+    /// Print the demo dataset as a Cypher script (for a real Neo4j: devtools/neo4j) and
+    /// exit without serving.
+    #[arg(long)]
+    demo_cypher: bool,
     /// Keep the graph in this file instead of memory.
     #[arg(long)]
     data: Option<PathBuf>,
@@ -69,6 +73,10 @@ async fn main() {
 }
 
 async fn run(args: Args) -> Result<()> {
+    if args.demo_cypher {
+        print!("{}", demo::cypher()?);
+        return Ok(());
+    }
     if let Some(dir) = &args.capture_dir {
         devgraph::capture::install(dir)
             .with_context(|| format!("opening the capture folder {}", dir.display()))?;
