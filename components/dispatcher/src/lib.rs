@@ -104,34 +104,46 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
         }
         Reply::Resume(resume) => agent::resume_stream(resume, &extra, response_out).await,
     }
-    // After the response (a stream at its end): nothing here adds to the caller's wait.
+    // After the response (a stream at its end): nothing here adds to the caller's wait,
+    // and the request's logged latency ends before a refused body is drained.
+    trace.finish();
     if let Some(incoming) = unread {
         drain_unread(incoming, &request).await;
     }
-    trace.finish();
 }
 
 /// Reads to its end, after the answer, the body of a request refused on its head, so the
 /// client's connection stays usable. Spin's HTTP server (hyper) closes a connection whose
 /// request body is left unread past what it buffers itself (tens of KiB), without a
 /// `Connection: close` (a component cannot send one): a client that reuses the connection
-/// for its next request then finds it closed. Bounded like an admitted body: a body
-/// declared or read past `MAX_BODY_BYTES` is left, and the connection with it.
+/// for its next request then finds it closed. Bounded like an admitted body (a body
+/// declared or read past `MAX_BODY_BYTES` is left, and the connection with it) and in
+/// time: a caller refused on its head must not hold an instance, and its share of Spin's
+/// instance pool, by trickling a body, so the drain gives up after `DRAIN_DEADLINE`.
 async fn drain_unread(incoming: IncomingRequest, head: &Request) {
     use futures::StreamExt;
     let declared = head.header("content-length").and_then(|v| v.as_str());
     if kg_http::body::BodyReader::new(declared).is_err() {
         return;
     }
-    let mut read = 0usize;
-    let mut stream = std::pin::pin!(incoming.into_body_stream());
-    while let Some(Ok(chunk)) = stream.next().await {
-        read = read.saturating_add(chunk.len());
-        if read > kg_http::body::MAX_BODY_BYTES {
-            return;
+    let drain = async {
+        let mut read = 0usize;
+        let mut stream = std::pin::pin!(incoming.into_body_stream());
+        while let Some(Ok(chunk)) = stream.next().await {
+            read = read.saturating_add(chunk.len());
+            if read > kg_http::body::MAX_BODY_BYTES {
+                return;
+            }
         }
-    }
+    };
+    let deadline = kg_spin::sleep(DRAIN_DEADLINE);
+    futures::future::select(std::pin::pin!(drain), std::pin::pin!(deadline)).await;
 }
+
+/// How long a refused request's body may take to arrive before the instance stops reading
+/// it. A body the client sent with its head arrives within it over any usable link; a
+/// slower one costs that client its connection, never the pool a slot for longer.
+const DRAIN_DEADLINE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The request's body, read to its end: 413 past `MAX_BODY_BYTES` (at once when
 /// `Content-Length` declares more), 400 `malformed_body` when the host reports the body
