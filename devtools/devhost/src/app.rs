@@ -1,7 +1,7 @@
 //! Loading an application from `spin.toml`: compose each triggered component with its
 //! dependencies, compile it once, and pre-link it so each request only instantiates.
 
-use crate::compose::{self, DependencySource};
+use crate::compose;
 use crate::config::manifest::Manifest;
 use crate::config::outbound::AllowedHosts;
 use crate::config::routes::Routes;
@@ -168,17 +168,7 @@ impl App {
                 continue;
             }
             let component = &manifest.components[id];
-            let root = read_wasm(&component.source, &format!("component `{id}`"))?;
-            let mut dependencies = Vec::new();
-            for (name, dependency) in &component.dependencies {
-                dependencies.push(DependencySource {
-                    name,
-                    bytes: read_wasm(&dependency.path, &format!("dependency `{name}` of `{id}`"))?,
-                    export: dependency.export.as_deref(),
-                    inherit: &dependency.inherit,
-                });
-            }
-            let composed = compose::compose(id, &root, &dependencies)?;
+            let composed = compose::compose_manifest_component(id, component)?;
             let compiled = Component::from_binary(&engine, &composed)
                 .with_context(|| format!("compiling component `{id}`"))?;
             refuse_unprovided_imports(id, &engine, &compiled)?;
@@ -226,15 +216,6 @@ impl App {
                 .map(|limits| Arc::new(tokio::sync::Semaphore::new(limits.instances as usize))),
         })
     }
-}
-
-fn read_wasm(path: &Path, what: &str) -> Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| {
-        format!(
-            "reading {what} from {} (build the components first: cargo build --target wasm32-wasip2 --profile component, or scripts/setup.sh)",
-            path.display()
-        )
-    })
 }
 
 /// A component importing an interface devhost does not implement is refused up front,

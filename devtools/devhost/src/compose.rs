@@ -3,9 +3,10 @@
 //! plugged with a deny adapter, and everything is encoded into one component with
 //! `wac-graph`.
 
-use crate::config::manifest::Inherit;
+use crate::config::manifest::{Component as ManifestComponent, Inherit};
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
 use wac_graph::types::{Package, SubtypeChecker};
 use wac_graph::{CompositionGraph, EncodeOptions};
 use wit_component::{ComponentEncoder, DecodedWasm, StringEncoding};
@@ -48,6 +49,32 @@ pub struct DependencySource<'a> {
     pub bytes: Vec<u8>,
     pub export: Option<&'a str>,
     pub inherit: &'a Inherit,
+}
+
+/// Spin component `id` of a manifest as the one component a request instantiates: its
+/// source read, and its dependencies (if any) read and composed in. Loading (app.rs),
+/// `--compose-into` (dist.rs) and `--footprint` (footprint.rs) all start from this.
+pub fn compose_manifest_component(id: &str, component: &ManifestComponent) -> Result<Vec<u8>> {
+    let root = read_wasm(&component.source, &format!("component `{id}`"))?;
+    let mut dependencies = Vec::new();
+    for (name, dependency) in &component.dependencies {
+        dependencies.push(DependencySource {
+            name,
+            bytes: read_wasm(&dependency.path, &format!("dependency `{name}` of `{id}`"))?,
+            export: dependency.export.as_deref(),
+            inherit: &dependency.inherit,
+        });
+    }
+    compose(id, &root, &dependencies)
+}
+
+fn read_wasm(path: &Path, what: &str) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| {
+        format!(
+            "reading {what} from {} (build the components first: cargo build --target wasm32-wasip2 --profile component, or scripts/setup.sh)",
+            path.display()
+        )
+    })
 }
 
 /// Composes `root` with `dependencies` into one component.

@@ -5,7 +5,7 @@
 //! next to it, so `DIR` deploys on its own (`spin up --from DIR/spin.toml`, `spin registry
 //! push`, `spin cloud deploy`).
 
-use crate::compose::{self, DependencySource};
+use crate::compose;
 use crate::config::manifest::Manifest;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -34,32 +34,14 @@ pub fn compose_into(manifest_path: &Path, out: &Path) -> Result<Written> {
 
     let mut written = Vec::new();
     for (id, component) in &manifest.components {
-        let root = std::fs::read(&component.source).with_context(|| {
-            format!(
-                "reading component `{id}` from {} (build first: scripts/setup.sh)",
-                component.source.display()
-            )
-        })?;
-        let (file_name, bytes) = if component.dependencies.is_empty() {
-            (format!("{id}.wasm"), root)
+        let bytes = compose::compose_manifest_component(id, component)?;
+        // The one composed component is named after the application.
+        let file_name = if component.dependencies.is_empty() {
+            format!("{id}.wasm")
+        } else if with_dependencies == 1 {
+            format!("{app_name}.wasm")
         } else {
-            let mut dependencies = Vec::new();
-            for (name, dependency) in &component.dependencies {
-                dependencies.push(DependencySource {
-                    name,
-                    bytes: std::fs::read(&dependency.path)
-                        .with_context(|| format!("reading dependency `{name}` of `{id}`"))?,
-                    export: dependency.export.as_deref(),
-                    inherit: &dependency.inherit,
-                });
-            }
-            // The one composed component is named after the application.
-            let name = if with_dependencies == 1 {
-                format!("{app_name}.wasm")
-            } else {
-                format!("{app_name}-{id}.wasm")
-            };
-            (name, compose::compose(id, &root, &dependencies)?)
+            format!("{app_name}-{id}.wasm")
         };
         let path = out.join(&file_name);
         std::fs::write(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;

@@ -14,7 +14,7 @@
 //! `instantiate` of a module (an instance made from exports allocates nothing), and its
 //! memories and tables are the ones the module defines, not the ones it imports.
 
-use crate::compose::{self, DependencySource};
+use crate::compose;
 use crate::config::manifest::Manifest;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
@@ -253,27 +253,7 @@ pub fn of_manifest(manifest_path: &Path) -> Result<Vec<(String, Footprint)>> {
         .with_context(|| format!("loading {}", manifest_path.display()))?;
     let mut footprints = Vec::new();
     for (id, spin_component) in &manifest.components {
-        let root = std::fs::read(&spin_component.source).with_context(|| {
-            format!(
-                "reading component `{id}` from {} (build first: scripts/setup.sh)",
-                spin_component.source.display()
-            )
-        })?;
-        let bytes = if spin_component.dependencies.is_empty() {
-            root
-        } else {
-            let mut dependencies = Vec::new();
-            for (name, dependency) in &spin_component.dependencies {
-                dependencies.push(DependencySource {
-                    name,
-                    bytes: std::fs::read(&dependency.path)
-                        .with_context(|| format!("reading dependency `{name}` of `{id}`"))?,
-                    export: dependency.export.as_deref(),
-                    inherit: &dependency.inherit,
-                });
-            }
-            compose::compose(id, &root, &dependencies)?
-        };
+        let bytes = compose::compose_manifest_component(id, spin_component)?;
         let footprint = of_component(&bytes).with_context(|| format!("component `{id}`"))?;
         footprints.push((id.clone(), footprint));
     }
