@@ -6,7 +6,6 @@
 //! trace store in probes; `/health/ready` and `/health` are). Its headers are every
 //! response's (`headers::common`): `nosniff`, `no-store`, the `auth_mode=none` warning.
 
-use crate::headers;
 use spin_sdk::http::{IncomingRequest, Request, Response, ResponseOutparam};
 
 /// Whether the request (its method and its path and query, as routed) is a liveness probe.
@@ -17,7 +16,8 @@ pub fn asked(head: &Request, method: &str) -> bool {
     )
 }
 
-/// The answer to a probe, its headers read from the request as the response needs them.
+/// The answer to a probe (kg_http::liveness, as the liveness component's), its headers
+/// read from the request as the response needs them.
 pub async fn answer(incoming: &IncomingRequest, response_out: ResponseOutparam) {
     let origin = incoming
         .headers()
@@ -25,13 +25,18 @@ pub async fn answer(incoming: &IncomingRequest, response_out: ResponseOutparam) 
         .into_iter()
         .next()
         .and_then(|value| String::from_utf8(value).ok());
-    let ctx = headers::Context {
-        allowed_origin: origin.and_then(|o| headers::allowed(&o)),
-        anonymous_mode: headers::anonymous_mode(),
-        auth_ms: None,
-    };
-    let mut response = response();
-    for (name, value) in headers::common(&ctx) {
+    let variable = |name: &str| kg_spin::variable(name).unwrap_or_default();
+    let answer = kg_http::liveness::answer(
+        "GET",
+        origin.as_deref(),
+        &variable("cors_allowed_origins"),
+        &variable("auth_mode"),
+    );
+    let mut response = Response::builder()
+        .status(answer.status)
+        .body(answer.body.unwrap_or_default())
+        .build();
+    for (name, value) in &answer.headers {
         response.set_header(name.as_str(), value.as_str());
     }
     crate::send(response_out, response).await;
@@ -39,5 +44,5 @@ pub async fn answer(incoming: &IncomingRequest, response_out: ResponseOutparam) 
 
 /// The probe's status and body.
 pub fn response() -> Response {
-    crate::json_response(200, &serde_json::json!({"status": "ok"}))
+    crate::json_response(200, &kg_http::liveness::body())
 }

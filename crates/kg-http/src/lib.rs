@@ -8,6 +8,7 @@ pub mod error;
 pub mod headers;
 pub mod health;
 pub mod limits;
+pub mod liveness;
 pub mod query;
 pub mod readiness;
 pub mod routes;
