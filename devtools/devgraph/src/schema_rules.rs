@@ -259,14 +259,13 @@ pub fn create_index(session: &Session, create: &CreateIndex) -> Result<IndexVerd
     )))
 }
 
+/// Neo4j 5's columns of `SHOW INDEXES`, in its order (observed on 5.26).
 pub const SHOW_COLUMNS: &[&str] = &[
-    "name",
-    "type",
-    "label",
-    "property",
     "id",
+    "name",
     "state",
     "populationPercent",
+    "type",
     "entityType",
     "labelsOrTypes",
     "properties",
@@ -276,34 +275,60 @@ pub const SHOW_COLUMNS: &[&str] = &[
     "readCount",
 ];
 
-/// `SHOW [kind] INDEXES <rest>`: the statement over the rows, and the rows.
+/// The two token-lookup indexes every Neo4j 5 database is created with, as 5.26 lists them
+/// (their names are derived from their schema, the same on every server).
+fn lookup_rows() -> [Json; 2] {
+    [
+        ("index_343aff4e", "NODE"),
+        ("index_f7700477", "RELATIONSHIP"),
+    ]
+    .map(|(name, entity)| {
+        json!({
+            "name": name,
+            "type": "LOOKUP",
+            "state": "ONLINE",
+            "populationPercent": 100.0,
+            "entityType": entity,
+            "labelsOrTypes": null,
+            "properties": null,
+            "indexProvider": "token-lookup-1.0",
+            "owningConstraint": null,
+            "lastRead": null,
+            "readCount": 0,
+        })
+    })
+}
+
+/// `SHOW [kind] INDEXES <rest>`: the statement over the rows, and the rows (sorted by
+/// name, numbered from 1 in that order).
 pub fn show(
     session: &Session,
     kind: Option<&str>,
     rest: &str,
 ) -> Result<(String, Json), Neo4jError> {
-    let rows: Vec<Json> = all_indexes(session)?
-        .iter()
-        .enumerate()
-        .filter(|(_, i)| kind.is_none_or(|k| k == i.kind))
-        .map(|(n, i)| {
-            json!({
-                "name": i.name,
-                "type": i.kind,
-                "label": i.label,
-                "property": i.properties.join(", "),
-                "id": n as i64 + 1,
-                "state": "ONLINE",
-                "populationPercent": 100.0,
-                "entityType": "NODE",
-                "labelsOrTypes": [i.label],
-                "properties": i.properties,
-                "indexProvider": i.provider(),
-                "owningConstraint": i.owning_constraint,
-                "lastRead": null,
-                "readCount": null,
-            })
+    let mut rows: Vec<Json> = lookup_rows().into_iter().collect();
+    rows.extend(all_indexes(session)?.iter().map(|i| {
+        json!({
+            "name": i.name,
+            "type": i.kind,
+            "state": "ONLINE",
+            "populationPercent": 100.0,
+            "entityType": "NODE",
+            "labelsOrTypes": [i.label],
+            "properties": i.properties,
+            "indexProvider": i.provider(),
+            "owningConstraint": i.owning_constraint,
+            "lastRead": null,
+            "readCount": null,
         })
+    }));
+    rows.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    for (n, row) in rows.iter_mut().enumerate() {
+        row["id"] = json!(n as i64 + 1);
+    }
+    let rows: Vec<Json> = rows
+        .into_iter()
+        .filter(|row| kind.is_none_or(|k| row["type"] == k))
         .collect();
     let statement = schema::rows_statement("SHOW INDEXES", SHOW_COLUMNS, rest)?;
     Ok((statement, Json::Array(rows)))
