@@ -2,9 +2,9 @@
 //! READ mode (nothing runs) and must say the query only reads.
 //!
 //! Where the verdict is read from, most specific first:
-//! 1. a query type `r` (`rw`, `w` and `s` are refused) at `queryType` (devgraph's answer,
-//!    also accepted under `summary` or the plan's `arguments`, the places Neo4j versions
-//!    report the Bolt summary's query type);
+//! 1. a query type `r` (`rw`, `w` and `s` are refused) at `queryType`, under `summary` or
+//!    in the plan's `arguments`, for servers that report the Bolt summary's query type
+//!    there (Neo4j 5.26.30 does not, observed; nor does devgraph, which answers as it does);
 //! 2. otherwise the plan (`queryPlan` or `plan`): no operator of the plan may write
 //!    (`Create`, `Merge`, `Set…`, `Delete`, `Remove…`, `Foreach`, `LoadCSV`,
 //!    `Transaction…`);

@@ -1,10 +1,13 @@
 //! `EXPLAIN <statement>`: plans without running, answered in the Query API's shape closely
 //! enough for kg-agent's read-only guard. Neo4j answers an EXPLAIN with empty `data` and
 //! the plan in `queryPlan` (`operatorType`, `arguments`, `identifiers`, `children`).
-//! devgraph also reports the Bolt summary's query type at the top level as `queryType`:
-//! `r` (reads only) or `rw` (writes), from Grafeo's own write analysis. The plan itself is
-//! one operator whose `string-representation` is Grafeo's plan text (for reads only:
-//! devgraph never hands a write to Grafeo's EXPLAIN, so nothing can run by accident).
+//! Like Neo4j 5.26 (observed), the answer has no query type: whether a statement writes is
+//! read from its plan's operators. devgraph's plan is one `ProduceResults@devgraph`
+//! operator whose `string-representation` is Grafeo's plan text; for a statement that
+//! writes (Grafeo's own write analysis) it has one child, the write operator Neo4j would
+//! show for the statement's first write clause (`Create`, `Merge`, `SetProperty`, …), and
+//! no plan text: devgraph never hands a write to Grafeo's EXPLAIN, so nothing can run by
+//! accident.
 
 use crate::errors::{Neo4jError, from_grafeo};
 use crate::values::from_json;
@@ -98,23 +101,65 @@ pub fn answer(
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let query_type = if writes { "rw" } else { "r" };
+    let children = if writes {
+        vec![json!({
+            "operatorType": format!("{}@devgraph", write_operator(statement)),
+            "arguments": {},
+            "identifiers": [],
+            "children": [],
+        })]
+    } else {
+        Vec::new()
+    };
     Ok(json!({
         "data": {"fields": [], "values": []},
         "queryPlan": {
             "operatorType": "ProduceResults@devgraph",
             "arguments": {"planner": "grafeo", "string-representation": plan_text},
             "identifiers": [],
-            "children": [],
+            "children": children,
         },
-        "queryType": query_type,
         "bookmarks": [],
     }))
+}
+
+/// The operator Neo4j's plan shows for a statement's first write clause (a word-level
+/// reading, good enough to name it: Grafeo has already said the statement writes).
+fn write_operator(statement: &str) -> &'static str {
+    let words: Vec<String> = statement
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_uppercase)
+        .collect();
+    for (i, word) in words.iter().enumerate() {
+        let next = words.get(i + 1).map(String::as_str);
+        match (word.as_str(), next) {
+            ("CREATE", _) => return "Create",
+            ("MERGE", _) => return "Merge",
+            ("DETACH", Some("DELETE")) => return "DetachDelete",
+            ("DELETE", _) => return "Delete",
+            ("SET", _) => return "SetProperty",
+            ("REMOVE", _) => return "RemoveLabels",
+            ("FOREACH", _) => return "Foreach",
+            ("LOAD", Some("CSV")) => return "LoadCSV",
+            _ => {}
+        }
+    }
+    "Create"
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_the_first_write_clause_as_neo4j_plans_it() {
+        assert_eq!(write_operator("CREATE (n:X) RETURN n"), "Create");
+        assert_eq!(write_operator("MATCH (n) DETACH DELETE n"), "DetachDelete");
+        assert_eq!(write_operator("MATCH (n) SET n.x = 1"), "SetProperty");
+        assert_eq!(write_operator("MERGE (n:X {id: 1})"), "Merge");
+        assert_eq!(write_operator("LOAD CSV FROM 'f' AS r RETURN r"), "LoadCSV");
+    }
 
     #[test]
     fn finds_the_keyword() {
