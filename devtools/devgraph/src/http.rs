@@ -229,17 +229,21 @@ async fn route(
         }
     };
     let requested_mode = AccessMode::parse(body.get("accessMode").and_then(Json::as_str))?;
-    // The Query API's transaction configuration: `maxExecutionTime` in seconds.
+    // The Query API's transaction configuration: `maxExecutionTime` in seconds. Neo4j
+    // 5.26.30 (observed) takes any number, and enforces it only on a transaction begun
+    // with it (`POST …/tx`): an auto-commit request's is accepted and ignored (a statement
+    // that runs 8 s under `maxExecutionTime: 2` completes), as are 0 and negative values.
+    let limit = match body.get("maxExecutionTime") {
+        None | Some(Json::Null) => None,
+        Some(Json::Number(n)) => n.as_f64().filter(|s| *s > 0.0 && *s < 1e9),
+        Some(other) => {
+            return Err(Neo4jError::bad_request(format!(
+                "maxExecutionTime must be a number of seconds, not {other}"
+            )));
+        }
+    };
     let limits = Limits {
-        max_execution_time: match body.get("maxExecutionTime") {
-            None | Some(Json::Null) => None,
-            Some(Json::Number(n)) if n.as_f64().is_some_and(|s| s > 0.0 && s < 1e9) => n.as_f64(),
-            Some(other) => {
-                return Err(Neo4jError::bad_request(format!(
-                    "maxExecutionTime must be a positive number of seconds, not {other}"
-                )));
-            }
-        },
+        max_execution_time: limit.filter(|_| kind == Kind::Begin),
     };
     let shape = Shape {
         format,
