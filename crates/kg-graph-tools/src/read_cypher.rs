@@ -115,8 +115,10 @@ pub fn run<T: Transport>(
     } else {
         checked.statement.clone()
     };
+    // Cypher from outside may cost anything the guard could not see: it runs where the
+    // graph enforces the time limit (Neo4j ignores it on auto-commit requests).
     let result = client
-        .run(&statement, parameters, AccessMode::Read)
+        .run_bounded(&statement, parameters, AccessMode::Read)
         .map_err(|e| match e.kind {
             _ if e.is_too_expensive() => too_expensive_by_graph(&e),
             neo4j_client::ErrorKind::Syntax | neo4j_client::ErrorKind::Client => Error::new(

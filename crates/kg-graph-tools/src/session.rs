@@ -116,6 +116,19 @@ impl<'a, T: Transport> Graph<'a, T> {
         Ok(result)
     }
 
+    /// [`neo4j_client::Client::run_bounded`]: the statement under the server's
+    /// `maxExecutionTime`, which Neo4j enforces only in a transaction begun with it.
+    pub fn run_bounded(
+        &self,
+        statement: &str,
+        parameters: Map<String, Json>,
+        mode: AccessMode,
+    ) -> Result<QueryResult, Neo4jError> {
+        let result = self.client.run_bounded(statement, parameters, mode)?;
+        self.session.record(statement, &result);
+        Ok(result)
+    }
+
     /// The labels in use, each of `needed` among them if the graph has it.
     pub fn labels(&self, needed: &[&str]) -> Result<Vec<String>, Neo4jError> {
         self.names(&self.session.labels, LABELS, needed)

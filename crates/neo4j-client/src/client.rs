@@ -275,6 +275,59 @@ impl<T: Transport> Client<T> {
         Ok(result)
     }
 
+    /// Runs one statement so that the server enforces `maxExecutionTime`: Neo4j 5.26's
+    /// Query API accepts the field on an auto-commit request and ignores it (observed: a
+    /// statement ran 8 s under a 2 s limit), and enforces it on a transaction begun with
+    /// it. So the statement begins a transaction (`POST …/tx`, one round trip, as
+    /// auto-commit), and the transaction is then closed: rolled back for a READ (nothing
+    /// to keep), committed for a WRITE. One round trip more than [`Client::run`], so it is
+    /// for statements whose cost is not ours to bound (`run_read_cypher`'s); without a
+    /// limit it is [`Client::run`].
+    pub fn run_bounded(
+        &self,
+        statement: &str,
+        parameters: Map<String, Json>,
+        mode: AccessMode,
+    ) -> Result<QueryResult, Neo4jError> {
+        let Some(seconds) = self.max_execution_time() else {
+            return self.run(statement, parameters, mode);
+        };
+        let mut span = self.statement_span(statement);
+        let sent = self.bookmarks_to_send();
+        let body = RunBody {
+            statement,
+            parameters: &parameters,
+            access_mode: mode.as_str(),
+            include_counters: matches!(mode, AccessMode::Write).then_some(true),
+            max_execution_time: Some(seconds),
+            bookmarks: &sent,
+        };
+        let body = serde_json::to_vec(&body).unwrap_or_default();
+        let url = format!("{}/tx", self.config.query_url());
+        let request = self.request_bytes(Method::Post, url, Some(body), None);
+        let answer = self.transport.send(request).map_err(Neo4jError::from);
+        let result = answer.as_ref().map_err(Clone::clone).and_then(parse_result);
+        crate::telemetry::finish(&mut span, &result);
+        // A failed statement ends its transaction on the server; a successful one left it
+        // open, and it is closed now (a failure to close is the server's to expire).
+        if let (Ok(response), Ok(_)) = (&answer, &result)
+            && let Some(tx) = begun_transaction(response, sent.clone())
+        {
+            match mode {
+                AccessMode::Read => {
+                    let _ = self.rollback(tx);
+                }
+                AccessMode::Write => {
+                    let committed = self.commit(tx)?;
+                    let mut result = result?;
+                    result.bookmarks = committed.bookmarks;
+                    return Ok(result);
+                }
+            }
+        }
+        result
+    }
+
     /// Opens an explicit transaction.
     pub fn begin(&self, mode: AccessMode) -> Result<Transaction, Neo4jError> {
         let mut span = self.transaction_span("BEGIN");
@@ -404,6 +457,32 @@ impl<T: Transport> Client<T> {
             body,
         }
     }
+}
+
+/// The transaction an answer to `POST …/tx` opened, if it names one.
+fn begun_transaction(response: &HttpResponse, sent_bookmarks: Vec<String>) -> Option<Transaction> {
+    #[derive(serde::Deserialize)]
+    struct Begun {
+        transaction: Option<BegunTransaction>,
+    }
+    #[derive(serde::Deserialize)]
+    struct BegunTransaction {
+        id: Json,
+        expires: Option<String>,
+    }
+    let begun: Begun = serde_json::from_slice(&response.body).ok()?;
+    let tx = begun.transaction?;
+    let id = match tx.id {
+        Json::String(s) => s,
+        Json::Number(n) => n.to_string(),
+        _ => return None,
+    };
+    Some(Transaction {
+        id,
+        expires: tx.expires,
+        affinity: response.header(AFFINITY).map(str::to_string),
+        sent_bookmarks,
+    })
 }
 
 /// The body of an auto-commit statement (Query API `POST /db/{name}/query/v2`), in the
