@@ -7,7 +7,7 @@
 //! and setting them cost four host calls a request (about 10 µs on devhost).
 //!
 //! The graph also stops each statement itself: every request carries the Query API's
-//! `maxExecutionTime` (see `lib.rs`), a second under this deadline, and Neo4j stops any
+//! `maxExecutionTime` (see `lib.rs`), three seconds under this deadline, and Neo4j stops any
 //! statement at its `db.transaction.timeout`. This deadline is the backstop for a graph
 //! that does not answer at all (or ignores the field): the tool then answers 504.
 

@@ -292,11 +292,19 @@ pub fn graph_request_deadline() -> Duration {
     }
 }
 
-/// The `maxExecutionTime` every statement carries: a second under the request deadline
-/// (whole seconds, at least one), so the graph stops a statement itself, and says so,
-/// before the host gives up on the answer and leaves it running.
+/// The `maxExecutionTime` every statement carries: three seconds under the request
+/// deadline (whole seconds, at least one), so the graph stops a statement itself, and says
+/// so, before the host gives up on the answer and leaves it running. Three, not one:
+/// Neo4j looks for transactions past their limit every `db.transaction.monitor.check.interval`
+/// (2 s by default), so it stops one up to 2 s late (observed on 5.26.30: a 2 s limit
+/// stopped a query after 2.7–3.2 s), and the answer needs the last second.
 pub fn graph_execution_limit() -> Duration {
-    Duration::from_secs(graph_request_deadline().as_secs().saturating_sub(1).max(1))
+    execution_limit_under(graph_request_deadline())
+}
+
+/// [`graph_execution_limit`] for a given deadline.
+pub fn execution_limit_under(deadline: Duration) -> Duration {
+    Duration::from_secs(deadline.as_secs().saturating_sub(3).max(1))
 }
 
 /// This instance's bookmark chain. A component instance lives for one incoming request,
@@ -310,6 +318,16 @@ pub fn graph_bookmarks() -> Bookmarks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_execution_limit_leaves_neo4js_check_interval_and_a_second() {
+        let limit = |ms| execution_limit_under(Duration::from_millis(ms)).as_secs();
+        assert_eq!(limit(10_000), 7);
+        assert_eq!(limit(5_000), 2);
+        assert_eq!(limit(4_000), 1);
+        assert_eq!(limit(3_000), 1, "at least a second");
+        assert_eq!(limit(500), 1);
+    }
 
     #[test]
     fn retry_after_is_read_from_every_answer_but_a_success() {
