@@ -20,6 +20,12 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 #[cfg(test)]
 mod tests;
 
+/// Retries a chunk gets at least when the graph answers with a transient error (it rolled
+/// back): measured on Neo4j 5.26, ten chunks of one supplier's orders in parallel, three
+/// attempts left chunks failed with `DeadlockDetected`; with the runner's backoff (40 ms
+/// doubling to 1.28 s, with jitter) eight retries wait up to about 5 s.
+pub const TRANSIENT_RETRIES: u32 = 8;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchOptions {
     pub max_concurrent: u32,
@@ -252,6 +258,7 @@ impl Batch {
             }
             Err(e) => e,
         };
+        let transient = matches!(error, ChunkError::Transient(_));
         let retryable = match &error {
             ChunkError::Refused(_) | ChunkError::Uncertain(_) => {
                 self.unanswered_in_a_row += 1;
@@ -278,13 +285,41 @@ impl Batch {
         if self.guards.breaker_after > 0 && self.unanswered_in_a_row >= self.guards.breaker_after {
             self.stop(Stop::Breaker);
         }
-        if retryable && chunk.attempt < self.options.max_retries && self.stopped.is_none() {
-            // Retried first, before chunks that have not started.
-            self.queue.push_front(Chunk {
-                attempt: chunk.attempt + 1,
-                ..chunk
-            });
-            return;
+        // A transient error is the graph saying the chunk rolled back and may be sent
+        // again (on Neo4j, mostly `DeadlockDetected`: concurrent chunks creating
+        // relationships to the same supplier or account take its relationship-group locks
+        // in no order the application controls). Neo4j's own drivers retry those for 30 s;
+        // here they get at least TRANSIENT_RETRIES, whatever `max_retries` allows the
+        // errors after which the graph's state is unknown.
+        let budget = if transient {
+            self.options.max_retries.max(TRANSIENT_RETRIES)
+        } else {
+            self.options.max_retries
+        };
+        if retryable && chunk.attempt < budget {
+            if self.stopped.is_none() {
+                // Retried first, before chunks that have not started.
+                self.queue.push_front(Chunk {
+                    attempt: chunk.attempt + 1,
+                    ..chunk
+                });
+                return;
+            }
+            if chunk.uncertain.is_none() && self.stopped == Some(Stop::Cancelled) {
+                // The batch was cancelled while this attempt was out, and it rolled back:
+                // the retry it would have had is what the cancel prevents, as for a retry
+                // already queued (a cancelled batch's unapplied entities are `cancelled`,
+                // whether or not an attempt had rolled back).
+                let (reason, why) = self.stop_outcome();
+                for (id, _) in &chunk.items {
+                    self.fail(
+                        id,
+                        reason,
+                        &format!("{why} (an attempt rolled back: {message})"),
+                    );
+                }
+                return;
+            }
         }
         let attempts = chunk.attempt + 1;
         match chunk.uncertain {
@@ -394,7 +429,25 @@ impl Batch {
         if self.stopped.is_none() {
             self.stopped = Some(why);
         }
-        let (reason, message) = match self.stopped.unwrap_or(why) {
+        let (reason, message) = self.stop_outcome();
+        while let Some(chunk) = self.queue.pop_front() {
+            match chunk.uncertain {
+                Some(uncertain) => self.to_reconcile.push_back(Reconcile {
+                    items: chunk.items,
+                    uncertain,
+                }),
+                None => {
+                    for (id, _) in &chunk.items {
+                        self.fail(id, reason, &message);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The reason and message of an entity the batch's stop left unapplied.
+    fn stop_outcome(&self) -> (FailureReason, String) {
+        match self.stopped.unwrap_or(Stop::Cancelled) {
             Stop::Cancelled => (
                 FailureReason::Cancelled,
                 "the batch was cancelled before it ran".to_string(),
@@ -410,19 +463,6 @@ impl Batch {
                     self.unanswered_in_a_row
                 ),
             ),
-        };
-        while let Some(chunk) = self.queue.pop_front() {
-            match chunk.uncertain {
-                Some(uncertain) => self.to_reconcile.push_back(Reconcile {
-                    items: chunk.items,
-                    uncertain,
-                }),
-                None => {
-                    for (id, _) in &chunk.items {
-                        self.fail(id, reason, &message);
-                    }
-                }
-            }
         }
     }
 

@@ -327,3 +327,66 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_transient_error_is_retried_beyond_max_retries_and_then_fails_the_chunk() {
+    let options = BatchOptions {
+        chunk_size: 2,
+        max_concurrent: 1,
+        max_retries: 0,
+        ..Default::default()
+    };
+    let mut b = Batch::new("T", "a", &ids(2), "L", options);
+    for attempt in 0..=TRANSIENT_RETRIES {
+        let c = b.start_next(0).expect("the chunk, again");
+        assert_eq!(c.attempt, attempt);
+        b.complete(c, Err(ChunkError::Transient("DeadlockDetected".into())));
+    }
+    assert!(b.start_next(0).is_none(), "the budget is spent");
+    assert!(b.is_finished());
+    let s = b.summary(0);
+    assert_eq!((s.succeeded, s.failed), (0, 2));
+    let message = &s.failures[0].failure.as_ref().unwrap().message;
+    assert!(message.contains("after 9 attempt(s)"), "{message}");
+    // An unanswered chunk keeps `max_retries` (0): it goes straight to reconciliation.
+    let mut b = Batch::new("T", "a", &ids(1), "L", options);
+    let c = b.start_next(0).unwrap();
+    b.complete(
+        c,
+        Err(ChunkError::Uncertain(Uncertain {
+            message: "no answer".into(),
+            settles_at_ms: 0,
+        })),
+    );
+    assert!(b.start_next(0).is_none());
+    assert!(b.start_reconcile().is_some());
+}
+
+#[test]
+fn a_chunk_rolled_back_after_a_cancel_is_cancelled_like_a_queued_retry() {
+    let options = BatchOptions {
+        chunk_size: 2,
+        max_concurrent: 2,
+        ..Default::default()
+    };
+    let mut b = Batch::new("T", "a", &ids(4), "L", options);
+    let first = b.start_next(0).unwrap();
+    let second = b.start_next(0).unwrap();
+    b.cancel();
+    // One answer arrives after the cancel: applied; the other rolled back (a deadlock).
+    b.complete(first, Ok(vec![ok("E000"), ok("E001")]));
+    b.complete(
+        second,
+        Err(ChunkError::Transient("DeadlockDetected".into())),
+    );
+    assert!(b.start_next(0).is_none(), "no retry after a cancel");
+    assert!(b.is_finished());
+    let s = b.summary(0);
+    assert_eq!((s.succeeded, s.failed), (2, 2));
+    assert_eq!(
+        reasons(&s),
+        [FailureReason::Cancelled, FailureReason::Cancelled]
+    );
+    let message = &s.failures[0].failure.as_ref().unwrap().message;
+    assert!(message.contains("DeadlockDetected"), "{message}");
+}
