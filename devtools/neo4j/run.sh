@@ -3,15 +3,29 @@
 # The first run resolves Neo4j's jars from Maven Central into ~/.m2 (about 170 MB, under a
 # minute here); later runs reuse them and the compiled launcher.
 set -euo pipefail
-cd "$(dirname "$0")"
+# Paths on the command line are the caller's: this script does not change directory.
+here=$(cd "$(dirname "$0")" && pwd)
 if ! command -v mvn >/dev/null || ! command -v java >/dev/null; then
   echo "neo4j: needs Java 17+ and Maven (apt-get install openjdk-17-jdk-headless maven)" >&2
   exit 1
 fi
-if [ ! -s target/classpath.txt ] || [ pom.xml -nt target/classpath.txt ] ||
-  [ ! -f target/classes/kg/neo4j/Launcher.class ] ||
-  [ src/main/java/kg/neo4j/Launcher.java -nt target/classes/kg/neo4j/Launcher.class ]; then
-  mvn -q -B compile dependency:build-classpath -Dmdep.outputFile=target/classpath.txt >&2
+target=$here/target
+if [ ! -s "$target/classpath.txt" ] || [ "$here/pom.xml" -nt "$target/classpath.txt" ] ||
+  [ ! -f "$target/classes/kg/neo4j/Pool.class" ] ||
+  [ -n "$(find "$here/src" -newer "$target/classpath.txt" -name '*.java')" ]; then
+  mvn -q -B -f "$here/pom.xml" compile dependency:build-classpath \
+    -Dmdep.outputFile="$target/classpath.txt" >&2
 fi
-exec java -XX:+UseSerialGC -Xms256m -Xmx1g -cp "target/classes:$(cat target/classpath.txt)" \
-  kg.neo4j.Launcher "$@"
+# `run.sh --pool …` serves a pool of servers for the end-to-end tests (Pool.java); anything
+# else starts one server (Launcher.java).
+main=kg.neo4j.Launcher
+jvm=(-XX:+UseSerialGC -Xms256m -Xmx1g)
+if [ "${1:-}" = --pool ]; then
+  shift
+  main=kg.neo4j.Pool
+  # Several servers share the heap; G1's short pauses, because a pause stops every server
+  # at once (the serial collector's full collections took 280 ms each, against tests whose
+  # chunks time out after 1 s).
+  jvm=(-XX:+UseG1GC -XX:MaxGCPauseMillis=50 -Xms512m -Xmx3g)
+fi
+exec java "${jvm[@]}" -cp "$target/classes:$(cat "$target/classpath.txt")" "$main" "$@"

@@ -150,7 +150,7 @@ public final class Launcher {
       return options;
     }
 
-    private static int port(String flag, String value) {
+    static int port(String flag, String value) {
       try {
         int port = Integer.parseInt(value);
         if (port < 0 || port > 65535) {
