@@ -8,7 +8,7 @@
 //! noise. Run: `cargo bench -p kg-e2e --bench auth_latency` (after scripts/setup.sh).
 
 use kg_e2e::oidc::{Issuer, SigningKey};
-use kg_e2e::{AppHost, Devgraph, HostKind, KeyValue, app_manifest, auth};
+use kg_e2e::{AppHost, Graph, HostKind, KeyValue, app_manifest, auth};
 use std::time::{Duration, Instant};
 
 const REQUESTS: usize = 1_000;
@@ -22,7 +22,7 @@ struct Row {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let graph = Devgraph::start().await?;
+    let graph = Graph::start().await?;
     let rs = SigningKey::rs256("bench-rs");
     let es = SigningKey::es256("bench-es");
     let ed = SigningKey::ed25519("bench-ed");

@@ -7,7 +7,7 @@
 //! without one).
 
 use kg_e2e::llm_stub::{ScriptedLlm, text};
-use kg_e2e::{AppHost, Devgraph, HostKind, KeyValue, app_manifest, spin_binary};
+use kg_e2e::{AppHost, Graph, HostKind, KeyValue, app_manifest, spin_binary};
 use std::time::{Duration, Instant};
 
 const SEQUENTIAL: usize = 300;
@@ -38,7 +38,7 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn measure(kind: HostKind) -> anyhow::Result<String> {
-    let graph = Devgraph::start().await?;
+    let graph = Graph::start().await?;
     let llm = ScriptedLlm::start().await;
     llm.then((0..SEQUENTIAL + 50).map(|_| text("Hello!")));
     let dir = tempfile::tempdir()?;

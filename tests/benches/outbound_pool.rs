@@ -6,7 +6,7 @@
 //! 10 s with zero errors. Errors fail the run; a rate below the target is only reported.
 //! Run: `cargo bench -p kg-e2e --bench outbound_pool` (after scripts/setup.sh).
 
-use kg_e2e::{AppHost, Devgraph, HostKind, KeyValue, app_manifest};
+use kg_e2e::{AppHost, Graph, HostKind, KeyValue, app_manifest};
 use std::time::{Duration, Instant};
 
 const CLIENTS: usize = 16;
@@ -77,7 +77,7 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn measure() -> anyhow::Result<Run> {
-    let graph = Devgraph::start().await?;
+    let graph = Graph::start().await?;
     let dir = tempfile::tempdir()?;
     let host = AppHost::start_on(
         HostKind::Devhost,

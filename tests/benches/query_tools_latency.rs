@@ -6,7 +6,7 @@
 //! stack: HTTP in and out, the component instance, WIT, JSON, the tool's own logic.
 //! Run: `cargo bench -p kg-e2e --bench query_tools_latency` (after scripts/setup.sh).
 
-use kg_e2e::{AppHost, Devgraph, GRAPH_PASSWORD, app_manifest};
+use kg_e2e::{AppHost, GRAPH_PASSWORD, Graph, app_manifest};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,7 +24,7 @@ struct GraphClock {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let graph = Devgraph::start().await?;
+    let graph = Graph::start().await?;
     let clock = Arc::new(GraphClock::default());
     let proxy = start_proxy(
         graph.url.trim_start_matches("http://").to_string(),

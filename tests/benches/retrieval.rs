@@ -3,7 +3,7 @@
 //! graph writes), then 200 `POST /search` queries per mode (hybrid, vector only, BM25 only).
 //! Run: `cargo bench -p kg-e2e --bench retrieval` (after scripts/setup.sh).
 
-use kg_e2e::{AppHost, Devgraph, app_manifest, embedding_stub};
+use kg_e2e::{AppHost, Graph, app_manifest, embedding_stub};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -76,7 +76,7 @@ impl Rng {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let stub = embedding_stub::start().await;
-    let graph = Devgraph::start_empty().await?;
+    let graph = Graph::start_empty().await?;
     let dir = tempfile::tempdir()?;
     let mut variables = graph.variables();
     variables.push(("llm_origin", stub.uri()));

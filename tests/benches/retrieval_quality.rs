@@ -5,7 +5,7 @@
 //! the `cjk` analyzer (devgraph: Grafeo's CJK bigram tokenizer).
 //! Run: `cargo bench -p kg-e2e --bench retrieval_quality` (after scripts/setup.sh).
 
-use kg_e2e::{AppHost, Devgraph, app_manifest, embedding_stub, workspace};
+use kg_e2e::{AppHost, Graph, app_manifest, embedding_stub, workspace};
 use serde_json::{Value, json};
 
 const CUTOFF: usize = 5;
@@ -19,7 +19,7 @@ async fn main() -> anyhow::Result<()> {
         serde_json::from_str(&std::fs::read_to_string(data.join("questions.json"))?)?;
 
     let stub = embedding_stub::start().await;
-    let graph = Devgraph::start_empty().await?;
+    let graph = Graph::start_empty().await?;
     let dir = tempfile::tempdir()?;
     let mut variables = graph.variables();
     variables.push(("llm_origin", stub.uri()));

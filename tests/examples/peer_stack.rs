@@ -14,7 +14,7 @@
 //!
 //! `cargo run --release -p kg-e2e --example peer_stack -- python3 benches/peers/langgraph/bench.py`
 
-use kg_e2e::Devgraph;
+use kg_e2e::Graph;
 use kg_e2e::llm_stub::{Reply, ScriptedLlm, call, text};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -66,7 +66,7 @@ async fn main() -> anyhow::Result<()> {
     let Some((program, args)) = command.split_first() else {
         anyhow::bail!("usage: peer_stack COMMAND [ARG...]");
     };
-    let graph = Devgraph::start().await?;
+    let graph = Graph::start().await?;
     let llm = Arc::new(ScriptedLlm::start().await);
     Mock::given(method("POST"))
         .and(path("/_script"))

@@ -5,7 +5,9 @@
 //! connection once it has carried a number of bytes back to its client
 //! ([`CutProxy::cut_each_after`]), or hold every piece a client sends for a while, one
 //! piece at a time across all connections ([`CutProxy::pace`]: a slow shared link, which
-//! makes a batch of graph statements take a known time).
+//! makes a batch of graph statements take a known time). It also stands in for a frozen or
+//! killed graph server ([`CutProxy::hold`], [`CutProxy::close`]) where signals cannot be
+//! used (every leased Neo4j lives in one JVM).
 
 use anyhow::{Context, Result};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +31,8 @@ struct Settings {
     link: tokio::sync::Mutex<()>,
     /// Connections cut so far (by either kind of cut).
     cut_connections: AtomicU64,
+    /// While true, nothing passes either way (a frozen server).
+    held: watch::Sender<bool>,
 }
 
 /// A running proxy; stops accepting (and cuts what is open) on drop.
@@ -53,6 +57,7 @@ impl CutProxy {
             pace: Mutex::new(None),
             link: tokio::sync::Mutex::new(()),
             cut_connections: AtomicU64::new(0),
+            held: watch::channel(false).0,
         });
         let shared = settings.clone();
         let accept = tokio::spawn(async move {
@@ -92,6 +97,19 @@ impl CutProxy {
         *lock(&self.settings.pace) = delay;
     }
 
+    /// While `held`, every piece either side sends waits (connections are still accepted):
+    /// a frozen server, as SIGSTOP makes one. Releasing passes on what queued up.
+    pub fn hold(&self, held: bool) {
+        self.settings.held.send_replace(held);
+    }
+
+    /// Stops accepting (new connections are refused) and cuts every open one: a killed
+    /// server.
+    pub fn close(&self) {
+        self.accept.abort();
+        self.cut_all();
+    }
+
     /// How many connections were cut so far.
     pub fn cut_connections(&self) -> u64 {
         self.settings.cut_connections.load(Ordering::SeqCst)
@@ -109,6 +127,12 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+async fn wait_while_held(settings: &Settings) {
+    let mut held = settings.held.subscribe();
+    // An error means the sender is gone with the proxy: nothing to wait for.
+    let _ = held.wait_for(|held| !held).await;
 }
 
 /// Forwards one connection until both sides are done, or it is cut.
@@ -132,6 +156,7 @@ async fn forward(client: TcpStream, settings: Arc<Settings>) -> Result<()> {
                 upstream_write.shutdown().await?;
                 return anyhow::Ok(false);
             }
+            wait_while_held(&settings).await;
             let delay = *lock(&settings.pace);
             if let Some(delay) = delay {
                 let _link = settings.link.lock().await;
@@ -149,6 +174,7 @@ async fn forward(client: TcpStream, settings: Arc<Settings>) -> Result<()> {
                 client_write.shutdown().await?;
                 return anyhow::Ok(false);
             }
+            wait_while_held(&settings).await;
             let pass = left.map_or(n, |left| n.min(left as usize));
             client_write.write_all(&buffer[..pass]).await?;
             if let Some(left) = &mut left {
@@ -246,6 +272,33 @@ mod tests {
         let mut again = connect(&proxy).await;
         again.write_all(b"more").await.unwrap();
         assert_eq!(read_some(&mut again, 4).await, b"more");
+    }
+
+    #[tokio::test]
+    async fn a_held_proxy_passes_nothing_until_released_and_a_closed_one_refuses() {
+        let proxy = CutProxy::start(&echo(0).await).await.unwrap();
+        let mut socket = connect(&proxy).await;
+        proxy.hold(true);
+        socket.write_all(b"held").await.unwrap();
+        let mut buffer = [0u8; 8];
+        let waited =
+            tokio::time::timeout(Duration::from_millis(300), socket.read(&mut buffer)).await;
+        assert!(waited.is_err(), "an answer came through a held proxy");
+        proxy.hold(false);
+        assert_eq!(read_some(&mut socket, 4).await, b"held");
+        proxy.close();
+        assert_eq!(read_some(&mut socket, 1).await, b"");
+        // The listener goes when the aborted accept task is dropped, at the runtime's next turn.
+        let address = crate::raw_http::authority(&proxy.url).unwrap();
+        let mut refused = false;
+        for _ in 0..100 {
+            if TcpStream::connect(&address).await.is_err() {
+                refused = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(refused, "a closed proxy still accepts connections");
     }
 
     #[tokio::test]

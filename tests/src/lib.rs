@@ -1,5 +1,6 @@
 //! Harness for end-to-end tests: starts the application on the host chosen at run time
-//! (`KG_E2E_HOST=devhost|spin`, see `host`), devgraph beside it, and Redis where a test
+//! (`KG_E2E_HOST=devhost|spin`, see `host`), the graph chosen at run time beside it
+//! (`KG_E2E_GRAPH=devgraph|neo4j`, see `graph`), and Redis where a test
 //! shares state between instances; each finds its address from its startup line and stops
 //! on drop.
 
@@ -10,6 +11,7 @@ pub mod chat_client;
 pub mod cut_proxy;
 pub mod embedding_stub;
 pub mod events;
+mod graph;
 mod host;
 pub mod llm_stub;
 pub mod oidc;
@@ -20,14 +22,11 @@ pub mod redis;
 pub mod server_timing;
 pub mod sse;
 
+pub use graph::{GRAPH_PASSWORD, Graph, GraphKind, devgraph_only, not_on_neo4j};
 pub use host::{AppHost, HostKind, KeyValue, check, decode, devhost_binary, spin_binary};
-use process::listening_url;
 
 use anyhow::{Context, Result};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use tokio::process::{Child, Command};
 
 /// The workspace root (this crate lives in `tests/`).
 pub fn workspace() -> PathBuf {
@@ -134,188 +133,10 @@ pub async fn recording_server() -> wiremock::MockServer {
     wiremock::MockServer::start().await
 }
 
-/// The password test devgraphs use.
-pub const GRAPH_PASSWORD: &str = "devgraph";
-
-/// A devgraph (Neo4j Query API on Grafeo) with the demo dataset, on a free port.
-pub struct Devgraph {
-    pub url: String,
-    child: Child,
-}
-
-impl Devgraph {
-    /// With the demo dataset.
-    pub async fn start() -> Result<Devgraph> {
-        Self::launch(true).await
-    }
-
-    /// With an empty graph.
-    pub async fn start_empty() -> Result<Devgraph> {
-        Self::launch(false).await
-    }
-
-    /// With the demo dataset and extra command-line flags (e.g. `--inject-transient 0.2`).
-    pub async fn start_with_args(extra: &[&str]) -> Result<Devgraph> {
-        Self::launch_with(true, extra).await
-    }
-
-    async fn launch(demo: bool) -> Result<Devgraph> {
-        Self::launch_with(demo, &[]).await
-    }
-
-    async fn launch_with(demo: bool, extra: &[&str]) -> Result<Devgraph> {
-        let binary = workspace().join("target/release/devgraph");
-        let mut args = vec!["--listen", "127.0.0.1:0", "--password", GRAPH_PASSWORD];
-        if demo {
-            args.push("--demo");
-        }
-        args.extend_from_slice(extra);
-        let mut child = Command::new(&binary)
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .with_context(|| {
-                format!("starting {} (run scripts/setup.sh first)", binary.display())
-            })?;
-        let url = listening_url(&mut child, "devgraph", "listening on ").await?;
-        Ok(Devgraph { url, child })
-    }
-
-    pub async fn stop(mut self) -> Result<()> {
-        self.child.kill().await?;
-        Ok(())
-    }
-
-    /// Freezes the server (SIGSTOP): connections are still accepted by the kernel, and
-    /// nothing answers until [`Devgraph::resume`].
-    ///
-    /// Returns once every thread of the server has stopped: kill(2) only queues the
-    /// signal, and a thread running on another core could otherwise still answer a
-    /// request sent right after this returns.
-    pub fn freeze(&self) -> Result<()> {
-        self.signal(libc::SIGSTOP)?;
-        let pid = self.child.id().context("devgraph has exited")?;
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-        while !all_threads_stopped(pid) {
-            anyhow::ensure!(
-                std::time::Instant::now() < deadline,
-                "devgraph {pid} did not stop within 2 s of SIGSTOP"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        Ok(())
-    }
-
-    /// Resumes a frozen server (SIGCONT): it then handles whatever queued up.
-    pub fn resume(&self) -> Result<()> {
-        self.signal(libc::SIGCONT)
-    }
-
-    /// Kills the server (SIGKILL) and waits for it to be gone: connections then fail.
-    pub async fn kill(&mut self) -> Result<()> {
-        self.child.kill().await?;
-        Ok(())
-    }
-
-    fn signal(&self, signal: libc::c_int) -> Result<()> {
-        let pid = self.child.id().context("devgraph has exited")?;
-        // SAFETY: kill(2) on our own child's pid has no memory-safety preconditions.
-        let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
-        anyhow::ensure!(rc == 0, "kill({pid}, {signal}) failed");
-        Ok(())
-    }
-
-    /// The variables that point the application at this graph.
-    pub fn variables(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("neo4j_origin", self.url.clone()),
-            ("neo4j_password", GRAPH_PASSWORD.to_string()),
-        ]
-    }
-
-    /// Runs a READ statement straight against devgraph (no devhost), returning the rows.
-    pub async fn query(&self, statement: &str) -> Result<Vec<Value>> {
-        self.statement(&reqwest::Client::new(), statement, "READ")
-            .await
-    }
-
-    /// [`Devgraph::query`] through the caller's client, whose connection stays open between
-    /// calls, as the application's does: for benchmarks comparing with its round trips (a
-    /// new client per statement adds a connection and a client's set-up to each).
-    pub async fn query_on(&self, client: &reqwest::Client, statement: &str) -> Result<Vec<Value>> {
-        self.statement(client, statement, "READ").await
-    }
-
-    /// Runs a WRITE statement straight against devgraph, to set up a test's data.
-    pub async fn write(&self, statement: &str) -> Result<Vec<Value>> {
-        self.statement(&reqwest::Client::new(), statement, "WRITE")
-            .await
-    }
-
-    /// Creates `n` approved purchase orders `{id_prefix}-1` … `{id_prefix}-n` of `amount`
-    /// EUR, placed with SUP-002 and charged to ACC-MAIN (so each can be paid), and returns
-    /// their ids.
-    pub async fn create_approved_orders(
-        &self,
-        id_prefix: &str,
-        n: usize,
-        amount: f64,
-    ) -> Result<Vec<String>> {
-        self.write(&format!(
-            "MATCH (s:Supplier {{id: 'SUP-002'}}), (a:Account {{id: 'ACC-MAIN'}}) \
-             UNWIND range(1, {n}) AS i \
-             CREATE (o:PurchaseOrder {{id: '{id_prefix}-' + toString(i), status: 'approved', amount: {amount:.1}, currency: 'EUR'}}) \
-             CREATE (o)-[:PLACED_WITH]->(s) CREATE (o)-[:CHARGED_TO]->(a)"
-        ))
-        .await?;
-        Ok((1..=n).map(|i| format!("{id_prefix}-{i}")).collect())
-    }
-
-    async fn statement(
-        &self,
-        client: &reqwest::Client,
-        statement: &str,
-        mode: &str,
-    ) -> Result<Vec<Value>> {
-        // A transient error (say, one devgraph injected) rolled the statement back: retry.
-        for _ in 0..20 {
-            let body = self.statement_once(client, statement, mode).await?;
-            let transient = body["errors"][0]["code"]
-                .as_str()
-                .is_some_and(|c| c.starts_with("Neo.TransientError."));
-            if !transient {
-                return Ok(body["data"]["values"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default());
-            }
-        }
-        anyhow::bail!("the statement kept failing with transient errors: {statement}")
-    }
-
-    async fn statement_once(
-        &self,
-        client: &reqwest::Client,
-        statement: &str,
-        mode: &str,
-    ) -> Result<Value> {
-        let response = client
-            .post(format!("{}/db/neo4j/query/v2", self.url))
-            .basic_auth("neo4j", Some(GRAPH_PASSWORD))
-            .header("x-devgraph-capture", "test") // not the application's: see devgraph::capture
-            .json(&serde_json::json!({"statement": statement, "accessMode": mode}))
-            .send()
-            .await?;
-        Ok(response.json().await?)
-    }
-}
-
-/// The whole application as users run it: devgraph with the demo data, and the chosen host serving
+/// The whole application as users run it: the graph with the demo data, and the chosen host serving
 /// the project's spin.toml pointed at it, with a private KV file.
 pub struct Stack {
-    pub graph: Devgraph,
+    pub graph: Graph,
     pub host: AppHost,
     pub dir: tempfile::TempDir,
 }
@@ -323,7 +144,7 @@ pub struct Stack {
 impl Stack {
     /// With extra variables (e.g. an LLM stub's), on top of the graph's.
     pub async fn start_with(extra: &[(&str, String)]) -> Result<Stack> {
-        let graph = Devgraph::start().await?;
+        let graph = Graph::start().await?;
         let dir = tempfile::tempdir()?;
         let mut variables: Vec<(&str, String)> = graph.variables();
         variables.extend(extra.iter().cloned());
@@ -331,8 +152,8 @@ impl Stack {
         Ok(Stack { graph, host, dir })
     }
 
-    /// On a given devgraph (e.g. one started with flags), with extra variables.
-    pub async fn start_with_graph(graph: Devgraph, extra: &[(&str, String)]) -> Result<Stack> {
+    /// On a given graph (e.g. a devgraph started with flags), with extra variables.
+    pub async fn start_with_graph(graph: Graph, extra: &[(&str, String)]) -> Result<Stack> {
         let dir = tempfile::tempdir()?;
         let mut variables: Vec<(&str, String)> = graph.variables();
         variables.extend(extra.iter().cloned());
@@ -352,11 +173,11 @@ impl Stack {
         );
         Stack::start_with(&variables)
             .await
-            .expect("starting devgraph and the application")
+            .expect("starting the graph and the application")
     }
 
     pub async fn start() -> Result<Stack> {
-        let graph = Devgraph::start().await?;
+        let graph = Graph::start().await?;
         let dir = tempfile::tempdir()?;
         let host = AppHost::start(
             &app_manifest(),
@@ -374,7 +195,7 @@ impl Stack {
 pub struct Pair {
     pub a: AppHost,
     pub b: AppHost,
-    pub graph: Devgraph,
+    pub graph: Graph,
     pub llm: llm_stub::ScriptedLlm,
     _redis: redis::RedisServer,
 }
@@ -383,7 +204,7 @@ impl Pair {
     /// With extra variables on both instances.
     pub async fn start(extra: &[(&str, String)]) -> Result<Pair> {
         let redis = redis::RedisServer::start().await?;
-        let graph = Devgraph::start().await?;
+        let graph = Graph::start().await?;
         let llm = llm_stub::ScriptedLlm::start().await;
         let mut variables = graph.variables();
         variables.extend(llm.variables());
@@ -406,20 +227,4 @@ impl Pair {
             _redis: redis,
         })
     }
-}
-
-/// True when every thread of `pid` is stopped (state `T` in `/proc/<pid>/task/*/stat`).
-/// The state follows the command name, which is in parentheses and may hold spaces, so
-/// it is read after the last `)`.
-fn all_threads_stopped(pid: u32) -> bool {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return false;
-    };
-    tasks.flatten().all(|task| {
-        std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.trim_start().chars().next())
-                .is_some_and(|state| state == 'T' || state == 't')
-        })
-    })
 }

@@ -4,7 +4,7 @@
 //! instances race), expiring, rejectable, and four-eyes where the catalog asks for it.
 
 use kg_e2e::llm_stub::{ScriptedLlm, call, text};
-use kg_e2e::{AppHost, Devgraph, Pair, Stack, auth, chat_client};
+use kg_e2e::{AppHost, Graph, Pair, Stack, auth, chat_client};
 use serde_json::{Value, json};
 
 async fn post(host: &AppHost, key: &str, path: &str, body: Value) -> (u16, Value) {
@@ -46,7 +46,7 @@ fn token_of(plan: &Value) -> String {
         .to_string()
 }
 
-async fn strings(graph: &Devgraph, statement: &str) -> Vec<String> {
+async fn strings(graph: &Graph, statement: &str) -> Vec<String> {
     graph
         .query(statement)
         .await
@@ -57,7 +57,7 @@ async fn strings(graph: &Devgraph, statement: &str) -> Vec<String> {
 }
 
 /// `n` orders in `status` whose supplier is not blocked, by id.
-async fn orders(graph: &Devgraph, status: &str, n: usize) -> Vec<String> {
+async fn orders(graph: &Graph, status: &str, n: usize) -> Vec<String> {
     let ids = strings(
         graph,
         &format!(
@@ -70,7 +70,7 @@ async fn orders(graph: &Devgraph, status: &str, n: usize) -> Vec<String> {
     ids
 }
 
-async fn order_status(graph: &Devgraph, id: &str) -> String {
+async fn order_status(graph: &Graph, id: &str) -> String {
     strings(
         graph,
         &format!("MATCH (o:PurchaseOrder {{id: '{id}'}}) RETURN o.status"),
@@ -79,13 +79,13 @@ async fn order_status(graph: &Devgraph, id: &str) -> String {
         .clone()
 }
 
-async fn count(graph: &Devgraph, statement: &str) -> i64 {
+async fn count(graph: &Graph, statement: &str) -> i64 {
     graph.query(statement).await.unwrap()[0][0]
         .as_i64()
         .unwrap()
 }
 
-async fn log_actors(graph: &Devgraph, action: &str) -> Vec<String> {
+async fn log_actors(graph: &Graph, action: &str) -> Vec<String> {
     strings(
         graph,
         &format!(

@@ -17,7 +17,7 @@ use kg_e2e::chat_client::{approve_streamed, last_turn, resume, turn_id};
 use kg_e2e::cut_proxy::CutProxy;
 use kg_e2e::llm_stub::{ScriptedLlm, call, text};
 use kg_e2e::sse::{self, Frame, read_to_end, read_until, seq_of};
-use kg_e2e::{AppHost, Devgraph, GRAPH_PASSWORD, app_manifest, auth, events};
+use kg_e2e::{AppHost, GRAPH_PASSWORD, Graph, app_manifest, auth, events};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -29,7 +29,7 @@ const PACE: Duration = Duration::from_millis(150);
 /// devgraph behind a paced link, the application (with a scripted LLM) behind a cutting
 /// proxy, and a plan to pay [`ORDERS`] orders waiting for approval.
 struct Setup {
-    graph: Devgraph,
+    graph: Graph,
     graph_link: CutProxy,
     host: AppHost,
     front: CutProxy,
@@ -40,7 +40,7 @@ struct Setup {
 }
 
 async fn setup(grace_ms: u64) -> Setup {
-    let graph = Devgraph::start().await.unwrap();
+    let graph = Graph::start().await.unwrap();
     graph
         .write("MATCH (a:Account {id: 'ACC-MAIN'}) SET a.balance = 100000000.0")
         .await

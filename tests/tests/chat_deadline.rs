@@ -34,7 +34,24 @@ fn slow_steps() -> Vec<Reply> {
 
 async fn stack(llm: &ScriptedLlm) -> Stack {
     let deadline = DEADLINE_MS.to_string();
-    Stack::with_stubs(&[llm.variables()], &[("agent_turn_deadline_ms", &deadline)]).await
+    let stack =
+        Stack::with_stubs(&[llm.variables()], &[("agent_turn_deadline_ms", &deadline)]).await;
+    // The steps' search, once before the turn: a fresh Neo4j plans each statement the first
+    // time it sees it (tens of ms each, measured), which would count against the steps'
+    // 125 ms of slack; this test is about the deadline, not a cold graph.
+    for term in ["ACME", "BETA"] {
+        let (status, r) = stack
+            .host
+            .send(
+                "POST",
+                "/tools/search_instances",
+                &json!({"search_term": term}).to_string(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(status, 200, "{r}");
+    }
+    stack
 }
 
 fn question() -> Value {

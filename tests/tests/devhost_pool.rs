@@ -3,7 +3,7 @@
 //! fiber stacks must cover what a request holds at once, not one per instance). devhost
 //! only, on a pool of two instances so that a run of 200 requests reaches its limits.
 
-use kg_e2e::{AppHost, Devgraph, KeyValue, app_manifest};
+use kg_e2e::{AppHost, Graph, KeyValue, app_manifest};
 use std::time::Duration;
 
 const POOL: &str = "2";
@@ -16,7 +16,7 @@ const LATE_FAILURES: [&str; 2] = [
     "maximum concurrent limit",
 ];
 
-async fn small_pool_host(graph: &Devgraph, dir: &tempfile::TempDir) -> AppHost {
+async fn small_pool_host(graph: &Graph, dir: &tempfile::TempDir) -> AppHost {
     AppHost::start_devhost_with_flags(
         &app_manifest(),
         &KeyValue::File(dir.path().join("kv.db")),
@@ -67,7 +67,7 @@ fn assert_all_ok(statuses: &[u16], late: &[String]) {
 
 #[tokio::test]
 async fn two_hundred_concurrent_health_checks_on_two_slots_all_answer_and_none_fails_late() {
-    let graph = Devgraph::start().await.unwrap();
+    let graph = Graph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let host = small_pool_host(&graph, &dir).await;
     let statuses = statuses_of((0..REQUESTS).map(|_| host.get("/health"))).await;
@@ -76,7 +76,7 @@ async fn two_hundred_concurrent_health_checks_on_two_slots_all_answer_and_none_f
 
 #[tokio::test]
 async fn two_hundred_concurrent_tool_calls_on_two_slots_all_answer_and_none_fails_late() {
-    let graph = Devgraph::start().await.unwrap();
+    let graph = Graph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let host = small_pool_host(&graph, &dir).await;
     let calls = (0..REQUESTS).map(|_| {

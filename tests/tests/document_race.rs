@@ -5,7 +5,7 @@
 //! whole version of the document (its node, every chunk of that version, each linked from
 //! it) or nothing of it.
 
-use kg_e2e::{Devgraph, Stack, embedding_stub};
+use kg_e2e::{Graph, Stack, embedding_stub};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -73,7 +73,7 @@ fn check(what: &str, status: u16, body: &Value, allowed: &[u16]) {
     }
 }
 
-async fn rows(graph: &Devgraph, statement: &str) -> Vec<Value> {
+async fn rows(graph: &Graph, statement: &str) -> Vec<Value> {
     graph.query(statement).await.unwrap()
 }
 
@@ -91,7 +91,7 @@ async fn chunks_of_version(s: &Stack, v: u32) -> Vec<String> {
 }
 
 /// (id, position, text) of the id's chunks, by position.
-async fn stored_chunks(graph: &Devgraph) -> Vec<Value> {
+async fn stored_chunks(graph: &Graph) -> Vec<Value> {
     rows(
         graph,
         &format!(
@@ -104,7 +104,7 @@ async fn stored_chunks(graph: &Devgraph) -> Vec<Value> {
 
 /// The graph holds one whole version of the document or none of it.
 async fn assert_whole_or_nothing(
-    graph: &Devgraph,
+    graph: &Graph,
     expected: &BTreeMap<String, Vec<String>>,
     round: usize,
 ) {

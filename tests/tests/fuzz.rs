@@ -25,7 +25,7 @@
 use futures::StreamExt;
 use kg_e2e::auth::ADMIN;
 use kg_e2e::raw_http::leak;
-use kg_e2e::{AppHost, Devgraph, app_manifest, embedding_stub};
+use kg_e2e::{AppHost, Graph, app_manifest, embedding_stub};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -558,7 +558,7 @@ async fn fuzzed_requests_on_every_route_never_get_a_5xx_and_every_error_is_json(
         })))
         .mount(&stub)
         .await;
-    let graph = Devgraph::start().await.unwrap();
+    let graph = Graph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut variables = graph.variables();
     variables.extend([

@@ -7,7 +7,7 @@
 //! reaches it.
 
 use kg_e2e::llm_stub::{Reply, ScriptedLlm, text};
-use kg_e2e::{AppHost, Devgraph, GRAPH_PASSWORD, app_manifest};
+use kg_e2e::{AppHost, GRAPH_PASSWORD, Graph, app_manifest};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -103,7 +103,7 @@ fn is_schema(statement: &str) -> bool {
 
 #[tokio::test]
 async fn a_turn_with_four_tool_calls_looks_the_schema_up_once() {
-    let graph = Devgraph::start().await.unwrap();
+    let graph = Graph::start().await.unwrap();
     let proxy = CountingProxy::start(&graph.url).await;
     let llm = ScriptedLlm::start().await;
     let calls: Vec<(String, Value)> = vec![
@@ -247,7 +247,7 @@ async fn a_turn_with_four_tool_calls_looks_the_schema_up_once() {
 
 #[tokio::test]
 async fn neighbours_carry_their_business_keys() {
-    let graph = Devgraph::start().await.unwrap();
+    let graph = Graph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let host = AppHost::start(
         &app_manifest(),

@@ -3,7 +3,7 @@
 
 use kg_e2e::capacity;
 use kg_e2e::{
-    AppHost, Devgraph, GRAPH_PASSWORD, HostKind, Stack, app_manifest, manifest_is_composed,
+    AppHost, GRAPH_PASSWORD, Graph, HostKind, Stack, app_manifest, manifest_is_composed,
     manifest_variant, recording_server,
 };
 use serde_json::Value;
@@ -97,7 +97,7 @@ async fn graph_down_makes_health_503_with_the_reason() {
 
 #[tokio::test]
 async fn wrong_graph_credentials_make_health_503() {
-    let graph = Devgraph::start().await.unwrap();
+    let graph = Graph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let vars = vec![
         ("neo4j_origin", graph.url.clone()),
@@ -212,7 +212,7 @@ async fn a_dependency_that_does_not_inherit_outbound_hosts_cannot_send_requests(
 
 #[tokio::test]
 async fn the_kv_store_persists_across_requests_and_restarts() {
-    let graph = Devgraph::start().await.unwrap();
+    let graph = Graph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let kv = dir.path().join("kv.db");
     let vars = graph.variables();
@@ -326,7 +326,7 @@ async fn ready_is_200_when_everything_answers_and_asks_the_llm_once_per_period()
 /// no internal address (the route is public).
 #[tokio::test]
 async fn ready_is_503_naming_the_llm_when_nothing_listens_there() {
-    let graph = Devgraph::start().await.unwrap();
+    let graph = Graph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut vars = graph.variables();
     vars.push(("llm_origin", "http://127.0.0.1:9".to_string()));

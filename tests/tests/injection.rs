@@ -3,13 +3,13 @@
 //! is refused; and the graph is exactly as before (node and relationship counts, and every
 //! node's and relationship's labels, type and properties).
 
-use kg_e2e::{Devgraph, Stack, workspace};
+use kg_e2e::{Graph, Stack, workspace};
 use serde_json::{Value, json};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 /// Everything a write could change, sorted so the comparison ignores row order.
-async fn snapshot(graph: &Devgraph) -> (Vec<String>, Vec<String>) {
+async fn snapshot(graph: &Graph) -> (Vec<String>, Vec<String>) {
     let mut nodes: Vec<String> = graph
         .query("MATCH (n) RETURN n")
         .await

@@ -4,14 +4,14 @@
 //! error naming the file and line.
 
 use kg_e2e::llm_stub::{ScriptedLlm, text};
-use kg_e2e::{AppHost, Devgraph, manifest_variant};
+use kg_e2e::{AppHost, Graph, manifest_variant};
 use serde_json::{Value, json};
 use std::path::Path;
 
 /// The application with its prompts folder copied into `dir` and `edit` applied to it.
 async fn host_with_prompts(
     dir: &Path,
-    graph: &Devgraph,
+    graph: &Graph,
     llm: &ScriptedLlm,
     edit: impl FnOnce(&Path),
 ) -> AppHost {
@@ -33,7 +33,7 @@ fn prompt<'a>(health: &'a Value, name: &str, lang: &str) -> &'a Value {
 
 #[tokio::test]
 async fn edited_router_and_answer_prompts_are_what_the_llm_receives_and_health_shows_the_hash() {
-    let graph = Devgraph::start().await.unwrap();
+    let graph = Graph::start().await.unwrap();
     let llm = ScriptedLlm::start().await;
     let dir = tempfile::tempdir().unwrap();
     let (_, before) = {
@@ -102,7 +102,7 @@ async fn edited_router_and_answer_prompts_are_what_the_llm_receives_and_health_s
 
 #[tokio::test]
 async fn a_broken_template_refuses_the_turn_naming_the_file_and_line() {
-    let graph = Devgraph::start().await.unwrap();
+    let graph = Graph::start().await.unwrap();
     let llm = ScriptedLlm::start().await;
     let dir = tempfile::tempdir().unwrap();
     let host = host_with_prompts(dir.path(), &graph, &llm, |prompts| {

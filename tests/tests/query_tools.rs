@@ -2,7 +2,7 @@
 //! asserting on the demo data's actual values; and the schema fallback on a graph that
 //! has no ontology.
 
-use kg_e2e::{AppHost, Devgraph, Stack, app_manifest};
+use kg_e2e::{AppHost, Graph, Stack, app_manifest};
 use serde_json::{Value, json};
 
 async fn call(host: &AppHost, tool: &str, args: Value) -> (u16, Value) {
@@ -187,7 +187,7 @@ async fn ontology_tools_read_the_ontology_in_the_graph() {
 
 #[tokio::test]
 async fn without_an_ontology_the_tools_fall_back_to_the_schema() {
-    let graph = Devgraph::start_empty().await.unwrap();
+    let graph = Graph::start_empty().await.unwrap();
     graph
         .write("CREATE (:Person {name: 'Ann', age: 31})-[:KNOWS]->(:Person {name: 'Bob'})-[:WORKS_AT]->(:Company {name: 'Initech'})")
         .await

@@ -2,7 +2,7 @@
 //! on values read straight from devgraph; devgraph's EXPLAIN answer; the result byte cap;
 //! and the per-request deadline.
 
-use kg_e2e::{AppHost, Devgraph, GRAPH_PASSWORD, Stack, app_manifest};
+use kg_e2e::{AppHost, GRAPH_PASSWORD, Graph, Stack, app_manifest};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -149,8 +149,10 @@ async fn run_read_cypher_refuses_with_reasons() {
     );
 }
 
+/// EXPLAIN answers as Neo4j 5.26 does (observed): no query type, a plan whose operators
+/// show a write; the guard reads its verdict from them. Nothing runs.
 #[tokio::test]
-async fn devgraph_explains_with_a_query_type_and_runs_nothing() {
+async fn explain_answers_with_a_plan_and_runs_nothing() {
     let stack = Stack::start().await.unwrap();
     let explain = |statement: &str, mode: &str| {
         reqwest::Client::new()
@@ -165,9 +167,14 @@ async fn devgraph_explains_with_a_query_type_and_runs_nothing() {
         .json()
         .await
         .unwrap();
-    assert_eq!(read["queryType"], "r", "{read}");
+    assert_eq!(read.get("queryType"), None, "{read}");
     assert_eq!(read["data"]["values"], json!([]));
-    assert!(read["queryPlan"]["operatorType"].is_string());
+    assert!(
+        read["queryPlan"]["operatorType"]
+            .as_str()
+            .is_some_and(|op| op.starts_with("ProduceResults@")),
+        "{read}"
+    );
     for mode in ["READ", "WRITE"] {
         let write: Value = explain("CREATE (n:Explained) RETURN n", mode)
             .await
@@ -175,7 +182,12 @@ async fn devgraph_explains_with_a_query_type_and_runs_nothing() {
             .json()
             .await
             .unwrap();
-        assert_eq!(write["queryType"], "rw", "{write}");
+        assert_eq!(write.get("queryType"), None, "{write}");
+        let child = &write["queryPlan"]["children"][0]["operatorType"];
+        assert!(
+            child.as_str().is_some_and(|op| op.starts_with("Create@")),
+            "{write}"
+        );
     }
     let created = stack
         .graph
@@ -371,10 +383,17 @@ async fn the_graphs_memory_limit_is_a_client_error() {
     let stack = Stack::start_with(&[("neo4j_query_timeout_ms", "60000".to_string())])
         .await
         .unwrap();
-    for query in [
-        "MATCH p=(a)-[*1..10]-(b) RETURN count(p) AS n",
-        "MATCH (a), (b), (c) WITH collect(a) AS x RETURN size(x) AS n",
-    ] {
+    let mut queries = vec!["MATCH (a), (b), (c) WITH collect(a) AS x RETURN size(x) AS n"];
+    // Counting paths takes memory on devgraph (Grafeo builds them); Neo4j streams them in
+    // constant memory, so there it is only a matter of time (the next test's limit).
+    if kg_e2e::GraphKind::from_env() == kg_e2e::GraphKind::Devgraph {
+        queries.insert(0, "MATCH p=(a)-[*1..10]-(b) RETURN count(p) AS n");
+    } else {
+        kg_e2e::not_on_neo4j(
+            "not asked `MATCH p=(a)-[*1..10]-(b) RETURN count(p)`: Neo4j streams it in constant memory, so only its time is limited (the next test)",
+        );
+    }
+    for query in queries {
         let started = Instant::now();
         let (status, e) = cypher(&stack.host, json!({"query": query})).await;
         println!("{query}: {status} in {:?}", started.elapsed());
@@ -391,15 +410,15 @@ async fn the_graphs_memory_limit_is_a_client_error() {
     assert_eq!(status, 200);
 }
 
-/// Issue #14: every read carries `maxExecutionTime` (a second under the deadline): the
-/// graph stops a slow statement itself, and the tool says it was too expensive (400)
-/// instead of waiting for its own deadline (504).
+/// Issue #14: every read carries `maxExecutionTime` (three seconds under the deadline,
+/// at least one): the graph stops a slow statement itself, and the tool says it was too
+/// expensive (400) instead of waiting for its own deadline (504).
 #[tokio::test]
 async fn the_graph_stops_a_slow_read_at_its_time_limit() {
     let stack = Stack::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut variables = stack.graph.variables();
-    variables.push(("neo4j_query_timeout_ms", "3000".to_string()));
+    variables.push(("neo4j_query_timeout_ms", "4000".to_string()));
     let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables)
         .await
         .unwrap();
@@ -414,8 +433,10 @@ async fn the_graph_stops_a_slow_read_at_its_time_limit() {
     assert_eq!(status, 400, "{e}");
     assert_eq!(e["error"]["code"], "query_too_expensive", "{e}");
     assert_eq!(e["error"]["detail"]["limit"], "time", "{e}");
+    // The limit is 1 s (4 s less 3); devgraph stops at it, Neo4j up to its 2 s check
+    // interval later (2.7–3.2 s measured for a 2 s limit); before the tool's 4 s deadline.
     assert!(
-        took >= Duration::from_millis(1900) && took < Duration::from_millis(2900),
+        took >= Duration::from_millis(900) && took < Duration::from_millis(4000),
         "{took:?}"
     );
 }
@@ -546,7 +567,7 @@ async fn a_slow_query_meets_the_deadline() {
 
 #[tokio::test]
 async fn describe_class_without_an_ontology_reads_the_data() {
-    let graph = Devgraph::start_empty().await.unwrap();
+    let graph = Graph::start_empty().await.unwrap();
     graph
         .write("CREATE (:Person {name: 'Ann', age: 31})-[:KNOWS]->(:Person {name: 'Bob'})-[:WORKS_AT]->(:Company {name: 'Initech'})")
         .await

@@ -5,7 +5,7 @@
 //! which passes ran).
 
 use kg_e2e::process::{free_port, listening_url};
-use kg_e2e::{Devgraph, app_manifest, auth, spin_binary};
+use kg_e2e::{Graph, app_manifest, auth, spin_binary};
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::process::Command;
@@ -64,7 +64,7 @@ async fn the_app_pushed_to_an_oci_registry_runs_with_spin_up_from_the_reference(
         String::from_utf8_lossy(&pushed.stderr)
     );
 
-    let graph = Devgraph::start().await.unwrap();
+    let graph = Graph::start().await.unwrap();
     let mut command = Command::new(&spin);
     command
         .args([

@@ -2,15 +2,15 @@
 //! deterministic embeddings stub: ingest, re-ingest, list, delete, hybrid scores and ranks,
 //! filters, and each degradation path.
 
-use kg_e2e::{AppHost, Devgraph, Stack, app_manifest, embedding_stub};
+use kg_e2e::{AppHost, Graph, Stack, app_manifest, embedding_stub};
 use serde_json::{Value, json};
 
 /// An empty graph and devhost pointed at it and at `llm_origin`.
 async fn stack(llm_origin: &str) -> Stack {
-    stack_on(Devgraph::start_empty().await.unwrap(), llm_origin).await
+    stack_on(Graph::start_empty().await.unwrap(), llm_origin).await
 }
 
-async fn stack_on(graph: Devgraph, llm_origin: &str) -> Stack {
+async fn stack_on(graph: Graph, llm_origin: &str) -> Stack {
     let dir = tempfile::tempdir().unwrap();
     let mut variables = graph.variables();
     variables.push(("llm_origin", llm_origin.to_string()));
@@ -74,7 +74,7 @@ fn documents_of(r: &Value) -> Vec<String> {
         .collect()
 }
 
-async fn chunk_count(graph: &Devgraph, id: &str) -> i64 {
+async fn chunk_count(graph: &Graph, id: &str) -> i64 {
     let rows = graph
         .query(&format!(
             "MATCH (c:Chunk) WHERE c.document_id = '{id}' RETURN count(c)"
@@ -430,7 +430,7 @@ async fn graph_down_is_a_503_not_an_empty_answer() {
 #[tokio::test]
 async fn chunks_link_to_the_entities_they_mention() {
     let stub = embedding_stub::start().await;
-    let s = stack_on(Devgraph::start().await.unwrap(), &stub.uri()).await;
+    let s = stack_on(Graph::start().await.unwrap(), &stub.uri()).await;
     let text = "Order PO-0003 from SUP-001 was paid twice.\n\nPRD-036 is back-ordered; XYZ-999 is unknown.";
     let (status, r) = post(
         &s.host,

@@ -5,7 +5,7 @@
 
 use kg_e2e::auth;
 use kg_e2e::llm_stub::{call, text};
-use kg_e2e::{AppHost, Devgraph, Pair};
+use kg_e2e::{AppHost, Graph, Pair};
 use serde_json::{Value, json};
 use std::time::Instant;
 
@@ -17,7 +17,7 @@ async fn chat(host: &AppHost, body: Value) -> (u16, Value) {
     host.send("POST", "/chat", &body.to_string()).await.unwrap()
 }
 
-async fn order_status(graph: &Devgraph, id: &str) -> Value {
+async fn order_status(graph: &Graph, id: &str) -> Value {
     graph
         .query(&format!(
             "MATCH (o:PurchaseOrder {{id: '{id}'}}) RETURN o.status"

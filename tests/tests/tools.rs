@@ -1,11 +1,11 @@
 //! The first tool end to end: HTTP → dispatcher → query-tools (WIT) → Neo4j Query API →
 //! devgraph, asserting on the demo data's true counts.
 
-use kg_e2e::{AppHost, Devgraph, GRAPH_PASSWORD, Stack, app_manifest};
+use kg_e2e::{AppHost, GRAPH_PASSWORD, Graph, Stack, app_manifest};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-async fn stack() -> (Devgraph, AppHost, tempfile::TempDir) {
+async fn stack() -> (Graph, AppHost, tempfile::TempDir) {
     let Stack { graph, host, dir } = Stack::start().await.unwrap();
     (graph, host, dir)
 }
