@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One command: install, build, and run every test (unit, property and end-to-end).
-# The end-to-end suite runs on devhost, then on real Spin when a Spin binary is found
-# (SPIN_BIN or PATH; see scripts/find-spin.sh), and on the pre-composed build (dist/).
+# The end-to-end suite runs three times: devhost + devgraph (pass 1), real Spin + a real
+# Neo4j (pass 2: Spin from SPIN_BIN or PATH, see scripts/find-spin.sh; Neo4j Community from
+# Maven Central, see devtools/neo4j, needing Java 17+ and Maven), and real Spin serving the
+# pre-composed build (dist/) + devgraph (pass 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each stage's start, in seconds since this script started (where a slow run's time went).
@@ -70,12 +72,67 @@ tools/cypher-lint/check.sh "$capture"
 # The application pre-composed into one component (for hosts that do not compose).
 target/release/devhost --manifest spin.toml --compose-into dist >&2
 
+# A real Neo4j for pass 2: one pool of Neo4j Community servers (devtools/neo4j, Pool.java),
+# from which each test leases a server of its own with the demo dataset (tests/src/graph.rs).
+# It stops when this script's end closes its standard input, or when pass 2 is done.
+neo4j_pool=
+start_neo4j_pool() {
+  if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
+    return 1
+  fi
+  mkdir -p target/neo4j
+  target/release/devgraph --demo-cypher >target/neo4j/demo.cypher
+  coproc NEO4J_POOL {
+    NEO4J_PASSWORD=devgraph exec devtools/neo4j/run.sh --pool --cypher target/neo4j/demo.cypher \
+      --until-stdin-closes 2>target/test-passes/neo4j-pool.log
+  }
+  local line
+  while IFS= read -r -t 600 line <&"${NEO4J_POOL[0]}"; do
+    echo "test: $line" >&2
+    case $line in
+      *"listening on "*)
+        neo4j_pool=${line#*listening on }
+        neo4j_pool=${neo4j_pool%%,*}
+        return 0
+        ;;
+    esac
+  done
+  echo "test: the Neo4j pool did not start (target/test-passes/neo4j-pool.log)" >&2
+  return 1
+}
+stop_neo4j_pool() {
+  if [ -n "${NEO4J_POOL_PID:-}" ]; then
+    kill "$NEO4J_POOL_PID" 2>/dev/null || true
+    wait "$NEO4J_POOL_PID" 2>/dev/null || true
+  fi
+}
+
 spin=$(scripts/find-spin.sh)
 if [ -n "$spin" ]; then
   echo "test: using Spin at $spin ($("$spin" --version))" >&2
-  stage "pass 2/3: end-to-end on real Spin (spin up spin.toml)"
-  SPIN_BIN=$spin KG_E2E_HOST=spin run_pass 2-spin cargo test --release --workspace --test '*'
-  stage "pass 3/3: end-to-end on real Spin serving the pre-composed dist/spin.toml"
+  stage "Neo4j pool for pass 2 (devtools/neo4j/run.sh --pool)"
+  if start_neo4j_pool; then
+    stage "pass 2/3: end-to-end on real Spin (spin up spin.toml) + real Neo4j ($neo4j_pool)"
+    skipped=target/test-passes/2-spin-neo4j.skipped
+    rm -f "$skipped"
+    SPIN_BIN=$spin KG_E2E_HOST=spin KG_E2E_GRAPH=neo4j KG_E2E_NEO4J_POOL=$neo4j_pool \
+      KG_E2E_SKIP_LOG=$PWD/$skipped run_pass 2-spin-neo4j cargo test --release --workspace --test '*'
+    stop_neo4j_pool
+    echo "test: not run on Neo4j, and why ($skipped):" >&2
+    sort -u "$skipped" 2>/dev/null | sed 's/^/test:   /' >&2 || true
+  elif [ "${KG_REQUIRE_NEO4J:-}" = 1 ]; then
+    echo "test: KG_REQUIRE_NEO4J=1 but no Neo4j (needs Java 17+ and Maven: devtools/neo4j)" >&2
+    exit 1
+  else
+    echo "" >&2
+    echo "################################################################################" >&2
+    echo "## SKIPPED: no Java 17+ and Maven, so no real Neo4j: pass 2/3 runs on devgraph." >&2
+    echo "################################################################################" >&2
+    echo "" >&2
+    stage "pass 2/3: end-to-end on real Spin (spin up spin.toml) + devgraph"
+    SPIN_BIN=$spin KG_E2E_HOST=spin run_pass 2-spin cargo test --release --workspace --test '*'
+  fi
+  stage "pass 3/3: end-to-end on real Spin serving the pre-composed dist/spin.toml + devgraph"
   SPIN_BIN=$spin KG_E2E_HOST=spin KG_E2E_MANIFEST=dist/spin.toml \
     run_pass 3-spin-dist cargo test --release --workspace --test '*'
 else
