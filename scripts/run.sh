@@ -4,7 +4,11 @@
 # The host is real Spin (`spin up`) when a Spin CLI is found (SPIN_BIN or PATH), devhost
 # otherwise; KG_HOST=devhost|spin forces one. Extra arguments go to the host, e.g.
 # --listen 127.0.0.1:8080, --variable llm_model=... or --runtime-config-file runtime-config/redis.toml
-# To use a real Neo4j instead: KG_NEO4J_ORIGIN=https://... KG_NEO4J_PASSWORD=... scripts/run.sh
+# The graph (KG_GRAPH): devgraph (the default, nothing to install), `neo4j` (a real Neo4j
+# Community 5.26 on http://127.0.0.1:7474 with the same demo dataset, from Maven Central:
+# needs Java 17+ and Maven, see devtools/neo4j), or your own Neo4j or Aura:
+#   KG_NEO4J_ORIGIN=https://xxxx.databases.neo4j.io KG_NEO4J_DATABASE=neo4j \
+#   KG_NEO4J_USER=neo4j KG_NEO4J_PASSWORD=... scripts/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -37,18 +41,47 @@ esac
 
 origin=${KG_NEO4J_ORIGIN:-}
 password=${KG_NEO4J_PASSWORD:-devgraph}
-if [ -z "$origin" ]; then
+graph=${KG_GRAPH:-devgraph}
+if [ -n "$origin" ]; then
+  echo "run: graph: your Neo4j at $origin" >&2
+else
   origin=http://127.0.0.1:7474
-  target/release/devgraph --listen 127.0.0.1:7474 --demo --password "$password" &
-  devgraph=$!
-  trap 'kill $devgraph 2>/dev/null' EXIT
-  for _ in $(seq 50); do
-    curl -s -o /dev/null "$origin/" && break
+  case "$graph" in
+    devgraph)
+      echo "run: graph: devgraph (KG_GRAPH=neo4j for a real Neo4j)" >&2
+      target/release/devgraph --listen 127.0.0.1:7474 --demo --password "$password" &
+      ;;
+    neo4j)
+      mkdir -p target/neo4j
+      target/release/devgraph --demo-cypher >target/neo4j/demo.cypher
+      echo "run: graph: Neo4j Community (devtools/neo4j; the first run resolves its jars, ~170 MB)" >&2
+      rm -f target/neo4j/ready
+      NEO4J_PASSWORD=$password devtools/neo4j/run.sh --http-port 7474 --bolt-port 7687 \
+        --cypher target/neo4j/demo.cypher >target/neo4j/ready &
+      ;;
+    *)
+      echo "run: KG_GRAPH must be devgraph or neo4j, not $graph" >&2
+      exit 1
+      ;;
+  esac
+  graph_pid=$!
+  trap 'kill $graph_pid 2>/dev/null' EXIT
+  # devgraph answers in a blink; Neo4j answers HTTP before its dataset is loaded, so it
+  # is waited for until it prints its listening line (the first start takes minutes).
+  for _ in $(seq 3000); do
+    if [ "$graph" = neo4j ]; then
+      grep -q 'listening on' target/neo4j/ready 2>/dev/null && break
+    else
+      curl -s -o /dev/null "$origin/" && break
+    fi
+    kill -0 "$graph_pid" 2>/dev/null || { echo "run: the graph exited" >&2; exit 1; }
     sleep 0.1
   done
 fi
 
 variables=(--variable "neo4j_origin=$origin" --variable "neo4j_password=$password")
+[ -n "${KG_NEO4J_DATABASE:-}" ] && variables+=(--variable "neo4j_database=$KG_NEO4J_DATABASE")
+[ -n "${KG_NEO4J_USER:-}" ] && variables+=(--variable "neo4j_user=$KG_NEO4J_USER")
 
 # Every route but /health/live needs a credential. Unless keys are configured already
 # (SPIN_VARIABLE_AUTH_API_KEYS, or --variable auth_api_keys=... / auth_mode=... among the
