@@ -527,6 +527,93 @@ fn max_execution_time_is_sent_and_dropped_for_a_server_without_it() {
     );
 }
 
+/// Neo4j 5.26 enforces `maxExecutionTime` only on a transaction begun with it (observed):
+/// a bounded READ begins one with its statement, then rolls it back (echoing the affinity);
+/// a bounded WRITE commits it; an error answer ends it on the server, so nothing follows;
+/// without a limit it is a plain auto-commit request.
+#[test]
+fn a_bounded_statement_begins_a_transaction_with_its_limit_and_closes_it() {
+    let begun = r#"{"data": {"fields": ["x"], "values": [[1]]}, "transaction": {"id": "ab12", "expires": "2026-11-27T00:00:00Z"}}"#;
+    let fake = Fake::default()
+        .answer_with(
+            202,
+            vec![
+                ("content-type".into(), PLAIN.into()),
+                ("neo4j-cluster-affinity".into(), "MS1".into()),
+            ],
+            begun,
+        )
+        .answer(200, PLAIN, "{}");
+    let c = client(&fake).with_max_execution_time(Some(std::time::Duration::from_secs(7)));
+    let r = c
+        .run_bounded("RETURN 1 AS x", Map::new(), AccessMode::Read)
+        .unwrap();
+    assert_eq!(r.rows[0][0], Value::Integer(1));
+    {
+        let requests = fake.requests.borrow();
+        assert_eq!(requests.len(), 2);
+        assert_eq!(requests[0].method, Method::Post);
+        assert_eq!(
+            requests[0].url,
+            "http://db.example:7474/db/neo4j/query/v2/tx"
+        );
+        let body = body_of(&requests[0]);
+        assert_eq!(body["statement"], "RETURN 1 AS x");
+        assert_eq!(body["maxExecutionTime"], json!(7));
+        assert_eq!(body["accessMode"], "READ");
+        assert_eq!(requests[1].method, Method::Delete);
+        assert_eq!(
+            requests[1].url,
+            "http://db.example:7474/db/neo4j/query/v2/tx/ab12"
+        );
+        assert!(
+            requests[1]
+                .headers
+                .contains(&("neo4j-cluster-affinity".to_string(), "MS1".to_string()))
+        );
+    }
+
+    let fake = Fake::default().answer(202, PLAIN, begun).answer(
+        202,
+        PLAIN,
+        r#"{"data": {"fields": [], "values": []}, "bookmarks": ["B7"]}"#,
+    );
+    let c = client(&fake).with_max_execution_time(Some(std::time::Duration::from_secs(7)));
+    let r = c
+        .run_bounded("CREATE (n) RETURN 1 AS x", Map::new(), AccessMode::Write)
+        .unwrap();
+    assert_eq!(r.bookmarks, vec!["B7".to_string()]);
+    assert_eq!(
+        fake.requests.borrow()[1].url,
+        "http://db.example:7474/db/neo4j/query/v2/tx/ab12/commit"
+    );
+
+    let fake = Fake::default().answer(
+        400,
+        PLAIN,
+        r#"{"errors": [{"code": "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration", "message": "terminated"}]}"#,
+    );
+    let c = client(&fake).with_max_execution_time(Some(std::time::Duration::from_secs(1)));
+    let e = c
+        .run_bounded(
+            "MATCH (a), (b) RETURN count(*)",
+            Map::new(),
+            AccessMode::Read,
+        )
+        .unwrap_err();
+    assert!(e.is_too_expensive(), "{e:?}");
+    assert_eq!(fake.requests.borrow().len(), 1, "nothing to close");
+
+    let fake = Fake::default().answer(202, PLAIN, r#"{"data": {"fields": [], "values": []}}"#);
+    client(&fake)
+        .run_bounded("RETURN 1", Map::new(), AccessMode::Read)
+        .unwrap();
+    assert_eq!(
+        fake.requests.borrow()[0].url,
+        "http://db.example:7474/db/neo4j/query/v2"
+    );
+}
+
 /// Issue #14: a statement stopped for its time or memory is the request's fault: typed
 /// as too expensive and never retried (Neo4j files the memory pool error as transient).
 #[test]
