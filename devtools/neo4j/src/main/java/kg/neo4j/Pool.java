@@ -11,12 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -25,8 +20,6 @@ import org.neo4j.configuration.connectors.BoltConnector;
 import org.neo4j.configuration.connectors.BoltConnectorInternalSettings;
 import org.neo4j.configuration.connectors.HttpConnector;
 import org.neo4j.configuration.helpers.SocketAddress;
-import org.neo4j.graphdb.GraphDatabaseService;
-import org.neo4j.graphdb.Transaction;
 import org.neo4j.harness.Neo4j;
 import org.neo4j.harness.Neo4jBuilders;
 import org.neo4j.io.ByteUnit;
@@ -278,7 +271,7 @@ public final class Pool {
               Map.of("password", password));
       long loading = System.nanoTime();
       if (cypher != null) {
-        statements = load(neo4j.defaultDatabaseService(), Launcher.statements(cypher));
+        statements = Launcher.load(neo4j.defaultDatabaseService(), cypher);
         log(statements + " statements loaded", loading);
       }
       // Stop the databases, copy the folder, then let the harness delete its own.
@@ -295,37 +288,6 @@ public final class Pool {
     templates.put(kind, home);
     return statements;
   }
-
-  /**
-   * Runs a script in one transaction (one commit instead of one per statement), with a
-   * temporary index on {@code id} for every label the script's {@code MATCH}es look up by
-   * id: without them each relationship's {@code MATCH} scans its labels (17 s for the demo
-   * dataset). The indexes are dropped afterwards, so the template's schema is the script's.
-   */
-  static int load(GraphDatabaseService db, List<String> statements) {
-    Set<String> labels = new TreeSet<>();
-    Matcher lookup = ID_LOOKUP.matcher(String.join("\n", statements));
-    while (lookup.find()) {
-      labels.add(lookup.group(1));
-    }
-    for (String label : labels) {
-      db.executeTransactionally(
-          "CREATE INDEX kg_load_" + label + " FOR (n:`" + label + "`) ON (n.id)");
-    }
-    db.executeTransactionally("CALL db.awaitIndexes(60)");
-    try (Transaction tx = db.beginTx()) {
-      for (String statement : statements) {
-        tx.execute(statement).close();
-      }
-      tx.commit();
-    }
-    for (String label : labels) {
-      db.executeTransactionally("DROP INDEX kg_load_" + label);
-    }
-    return statements.size();
-  }
-
-  private static final Pattern ID_LOOKUP = Pattern.compile("\\(\\w+:(\\w+) \\{id: ");
 
   private Neo4j start(Path template) {
     Neo4j neo4j = builder(root.resolve("work")).copyFrom(template).build();
@@ -389,52 +351,23 @@ public final class Pool {
         "usage: pool [--port N] [--spares N] [--cypher FILE] [--until-stdin-closes]"
             + " (password in NEO4J_PASSWORD, 8+ characters)";
 
-    int port = 0;
-    int spares = 2;
+    int port;
+    int spares;
     Path cypher;
     String password;
     boolean untilStdinCloses;
 
     static PoolOptions parse(String[] args) {
+      CommandLine.Parsed parsed =
+          CommandLine.parse(args, java.util.Set.of("--port", "--spares", "--cypher"));
       PoolOptions options = new PoolOptions();
-      for (int i = 0; i < args.length; i++) {
-        String flag = args[i];
-        if (flag.equals("--until-stdin-closes")) {
-          options.untilStdinCloses = true;
-          continue;
-        }
-        if (i + 1 >= args.length) {
-          throw new IllegalArgumentException(flag + " needs a value");
-        }
-        String value = args[++i];
-        switch (flag) {
-          case "--port" -> options.port = Launcher.Options.port(flag, value);
-          case "--spares" -> options.spares = count(flag, value);
-          case "--cypher" -> options.cypher = Path.of(value);
-          default -> throw new IllegalArgumentException("unknown option " + flag);
-        }
-      }
-      options.password = System.getenv("NEO4J_PASSWORD");
-      if (options.password == null || options.password.length() < 8) {
-        throw new IllegalArgumentException(
-            "set NEO4J_PASSWORD (Neo4j 5 refuses passwords under 8 characters)");
-      }
-      if (options.cypher != null && !Files.isReadable(options.cypher)) {
-        throw new IllegalArgumentException("cannot read " + options.cypher);
-      }
+      options.port = Launcher.Options.port("--port", parsed.value("--port"));
+      options.spares =
+          CommandLine.number("--spares", parsed.value("--spares"), 2, 1, 16, "a number from 1 to 16");
+      options.cypher = CommandLine.script(parsed.value("--cypher"));
+      options.untilStdinCloses = parsed.untilStdinCloses();
+      options.password = CommandLine.password();
       return options;
-    }
-
-    private static int count(String flag, String value) {
-      try {
-        int n = Integer.parseInt(value);
-        if (n < 1 || n > 16) {
-          throw new NumberFormatException();
-        }
-        return n;
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(flag + " takes a number from 1 to 16, not " + value);
-      }
     }
   }
 }
