@@ -289,22 +289,13 @@ impl<T: Transport> Client<T> {
         parameters: Map<String, Json>,
         mode: AccessMode,
     ) -> Result<QueryResult, Neo4jError> {
-        let Some(seconds) = self.max_execution_time() else {
+        if self.max_execution_time().is_none() {
             return self.run(statement, parameters, mode);
-        };
+        }
         let mut span = self.statement_span(statement);
-        let sent = self.bookmarks_to_send();
-        let body = RunBody {
-            statement,
-            parameters: &parameters,
-            access_mode: mode.as_str(),
-            include_counters: matches!(mode, AccessMode::Write).then_some(true),
-            max_execution_time: Some(seconds),
-            bookmarks: &sent,
-        };
-        let body = serde_json::to_vec(&body).unwrap_or_default();
-        let url = format!("{}/tx", self.config.query_url());
-        let request = self.request_bytes(Method::Post, url, Some(body), None);
+        // The auto-commit request's body (limit included), sent to begin a transaction.
+        let (mut request, sent) = self.prepare_run(statement, parameters, mode);
+        request.url = format!("{}/tx", self.config.query_url());
         let answer = self.transport.send(request).map_err(Neo4jError::from);
         let result = answer.as_ref().map_err(Clone::clone).and_then(parse_result);
         crate::telemetry::finish(&mut span, &result);

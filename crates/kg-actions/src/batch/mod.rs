@@ -311,17 +311,21 @@ impl Batch {
                 // already queued (a cancelled batch's unapplied entities are `cancelled`,
                 // whether or not an attempt had rolled back).
                 let (reason, why) = self.stop_outcome();
-                for (id, _) in &chunk.items {
-                    self.fail(
-                        id,
-                        reason,
-                        &format!("{why} (an attempt rolled back: {message})"),
-                    );
-                }
+                let why = format!("{why} (an attempt rolled back: {message})");
+                self.settle_unapplied(chunk, reason, &why);
                 return;
             }
         }
-        let attempts = chunk.attempt + 1;
+        let why = format!(
+            "not applied: {message} (after {} attempt(s))",
+            chunk.attempt + 1
+        );
+        self.settle_unapplied(chunk, FailureReason::Error, &why);
+    }
+
+    /// A chunk that will not be sent again: reconciled from the action log if an attempt
+    /// went unanswered (it may have applied), else each entity fails with `reason`.
+    fn settle_unapplied(&mut self, chunk: Chunk, reason: FailureReason, message: &str) {
         match chunk.uncertain {
             Some(uncertain) => self.to_reconcile.push_back(Reconcile {
                 items: chunk.items,
@@ -329,11 +333,7 @@ impl Batch {
             }),
             None => {
                 for (id, _) in &chunk.items {
-                    self.fail(
-                        id,
-                        FailureReason::Error,
-                        &format!("not applied: {message} (after {attempts} attempt(s))"),
-                    );
+                    self.fail(id, reason, message);
                 }
             }
         }
@@ -431,17 +431,7 @@ impl Batch {
         }
         let (reason, message) = self.stop_outcome();
         while let Some(chunk) = self.queue.pop_front() {
-            match chunk.uncertain {
-                Some(uncertain) => self.to_reconcile.push_back(Reconcile {
-                    items: chunk.items,
-                    uncertain,
-                }),
-                None => {
-                    for (id, _) in &chunk.items {
-                        self.fail(id, reason, &message);
-                    }
-                }
-            }
+            self.settle_unapplied(chunk, reason, &message);
         }
     }
 
