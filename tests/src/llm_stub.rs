@@ -8,6 +8,7 @@ pub mod streamed;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
@@ -35,6 +36,8 @@ pub struct ScriptedLlm {
     pub server: MockServer,
     script: Arc<Mutex<VecDeque<Reply>>>,
     pub requests: Arc<Mutex<Vec<Value>>>,
+    /// When each chat request arrived, in the order of `requests`.
+    arrivals: Arc<Mutex<Vec<Instant>>>,
     /// `GET /v1/models` (the readiness probe) answers this status; 200 lists the model.
     models_status: Arc<Mutex<u16>>,
 }
@@ -61,6 +64,7 @@ impl Respond for ModelsResponder {
 struct Responder {
     script: Arc<Mutex<VecDeque<Reply>>>,
     requests: Arc<Mutex<Vec<Value>>>,
+    arrivals: Arc<Mutex<Vec<Instant>>>,
 }
 
 impl Respond for Responder {
@@ -68,6 +72,10 @@ impl Respond for Responder {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         let mut requests = self.requests.lock().unwrap_or_else(|p| p.into_inner());
         requests.push(body);
+        self.arrivals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Instant::now());
         let n = requests.len();
         let next = self
             .script
@@ -110,11 +118,13 @@ impl ScriptedLlm {
         let server = MockServer::start().await;
         let script = Arc::new(Mutex::new(VecDeque::new()));
         let requests = Arc::new(Mutex::new(Vec::new()));
+        let arrivals = Arc::new(Mutex::new(Vec::new()));
         Mock::given(method("POST"))
             .and(path("/v1/chat/completions"))
             .respond_with(Responder {
                 script: script.clone(),
                 requests: requests.clone(),
+                arrivals: arrivals.clone(),
             })
             .mount(&server)
             .await;
@@ -130,6 +140,7 @@ impl ScriptedLlm {
             server,
             script,
             requests,
+            arrivals,
             models_status,
         }
     }
@@ -164,6 +175,14 @@ impl ScriptedLlm {
 
     pub fn requests(&self) -> Vec<Value> {
         self.requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// When each chat request arrived, in the order of [`ScriptedLlm::requests`].
+    pub fn arrivals(&self) -> Vec<Instant> {
+        self.arrivals
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()

@@ -1,6 +1,6 @@
 //! The turn's deadline (issue #16 item 6, `agent_turn_deadline_ms`): with an LLM that
-//! takes 300 ms per answer and an 850 ms deadline, the third reasoning step's pending call
-//! is cut, no LLM request goes out after the deadline, and the stream ends `error`
+//! takes 300 ms per answer and an 850 ms deadline, at most two reasoning steps finish, a
+//! pending call is cut, no LLM request goes out after the deadline, and the stream ends `error`
 //! `turn_deadline_exceeded`, `completed` (failed), `done`; `/chat` answers 504 with that
 //! code; the conversation records the turn as stopped by the deadline. Prints how long
 //! after the deadline the stream ended.
@@ -99,22 +99,45 @@ async fn a_stream_out_of_time_ends_with_the_deadline_error_and_no_further_llm_ca
     assert_eq!(error["code"], "turn_deadline_exceeded", "{error}");
     assert_eq!(error["status"], 504, "{error}");
     assert_eq!(error["deadline_ms"], DEADLINE_MS, "{error}");
-    // Steps of 300 ms: two finished before the deadline; the third was cut.
-    assert_eq!(error["steps"], 2, "{error}");
+    // Steps of 300 ms: at most two fit in 850 ms. Whether the deadline falls inside the
+    // third step's LLM call or between steps depends on what a step costs the host beside
+    // the LLM's 300 ms (a tool call, key-value writes): in CI, Spin + Neo4j on a busy
+    // machine took more than 125 ms, and the third request never went out. Either way the
+    // error counts the steps that finished and the stream ends soon after the deadline.
+    let steps = error["steps"].as_u64().unwrap();
+    assert!((1..=2).contains(&steps), "{error}");
     let message = error["message"].as_str().unwrap();
     assert!(message.contains("0.85 s deadline"), "{message}");
-    assert!(message.contains("after 2 reasoning steps"), "{message}");
+    assert!(
+        message.contains(&format!("after {steps} reasoning step")),
+        "{message}"
+    );
     assert_eq!(stream[kinds.len() - 2]["status"], "failed");
 
-    // Not before the deadline, and soon after it (the pending call is cut at once).
+    // Not before the deadline, and soon after it (a pending call is cut at once: its
+    // answer would come 300 ms after its request).
     assert!(ended >= Duration::from_millis(DEADLINE_MS), "{ended:?}");
     assert!(past < Duration::from_millis(300), "{past:?}");
-    // The third step's request went out before the deadline; none after it.
-    assert_eq!(requests_at_end, 3);
+    // One request per finished step, plus the one that was pending, if any.
+    let pending = (requests_at_end as u64).checked_sub(steps);
+    assert!(
+        matches!(pending, Some(0 | 1)),
+        "{requests_at_end} requests for {steps} steps"
+    );
+    // Every request went out before the deadline (the host's clock starts when it reads the
+    // request, after ours: 50 ms covers that), and none after the stream ended.
+    for (i, arrived) in llm.arrivals().iter().enumerate() {
+        let at = arrived.duration_since(started);
+        assert!(
+            at < Duration::from_millis(DEADLINE_MS + 50),
+            "LLM request {} went out {at:?} after the turn began",
+            i + 1
+        );
+    }
     tokio::time::sleep(ANSWER_DELAY * 3).await;
     assert_eq!(
         llm.requests().len(),
-        3,
+        requests_at_end,
         "an LLM request went out after the deadline"
     );
 
@@ -144,6 +167,12 @@ async fn chat_out_of_time_answers_504_turn_deadline_exceeded() {
         ended < Duration::from_millis(DEADLINE_MS + 300),
         "{ended:?}"
     );
+    let requests_at_end = llm.requests().len();
+    assert!((1..=3).contains(&requests_at_end), "{requests_at_end}");
     tokio::time::sleep(ANSWER_DELAY * 3).await;
-    assert_eq!(llm.requests().len(), 3, "an LLM request after the deadline");
+    assert_eq!(
+        llm.requests().len(),
+        requests_at_end,
+        "an LLM request after the deadline"
+    );
 }
