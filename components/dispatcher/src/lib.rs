@@ -69,7 +69,7 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
             .headers(headers::preflight(&ctx))
             .build();
         trace.status(204);
-        send(response_out, response).await;
+        send(response_out, response);
         return trace.finish();
     }
     let (reply, unread) = match admit(&request, &mut ctx) {
@@ -95,7 +95,7 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
                 response.set_header(name.as_str(), value.as_str());
             }
             trace.status(*response.status());
-            send(response_out, response).await
+            send(response_out, response)
         }
         Reply::Batch(execution, run) => actions::stream(execution, run, &extra, response_out).await,
         Reply::Chat(body, who) => agent::stream(body, who, &extra, response_out).await,
@@ -187,14 +187,10 @@ enum Reply {
     Resume(agent::Resume),
 }
 
-async fn send(out: ResponseOutparam, mut response: Response) {
+fn send(out: ResponseOutparam, mut response: Response) {
     let body = std::mem::take(response.body_mut());
     match spin_sdk::http::OutgoingResponse::try_from(response) {
-        Ok(outgoing) => {
-            if let Err(e) = out.set_with_body(outgoing, body).await {
-                eprintln!("dispatcher: could not send the response: {e}");
-            }
-        }
+        Ok(outgoing) => kg_spin::send_whole(out, outgoing, &body),
         Err(e) => eprintln!("dispatcher: could not build the response: {e}"),
     }
 }

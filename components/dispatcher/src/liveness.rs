@@ -39,7 +39,7 @@ pub async fn answer(incoming: &IncomingRequest, response_out: ResponseOutparam) 
     for (name, value) in &answer.headers {
         response.set_header(name.as_str(), value.as_str());
     }
-    crate::send(response_out, response).await;
+    crate::send(response_out, response);
 }
 
 /// The probe's status and body.

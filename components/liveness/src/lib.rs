@@ -12,11 +12,25 @@
 //! preflight as the API's, and a JSON 405 for any other method. It never reads the
 //! request body, so a probe with a broken one is still answered.
 
-use spin_sdk::http::{IncomingRequest, Response};
+use spin_sdk::http::{IncomingRequest, OutgoingResponse, Response, ResponseOutparam};
 use spin_sdk::http_component;
 
+// One file shared with the other HTTP components without a dependency on kg-spin (whose
+// imports this component must not have): see it for why the body goes before the head.
+#[path = "../../../crates/kg-spin/src/whole_response.rs"]
+mod whole_response;
+
 #[http_component]
-async fn handle(incoming: IncomingRequest) -> Response {
+async fn handle(incoming: IncomingRequest, out: ResponseOutparam) {
+    let mut response = respond(&incoming);
+    let body = std::mem::take(response.body_mut());
+    match OutgoingResponse::try_from(response) {
+        Ok(outgoing) => whole_response::send_whole(out, outgoing, &body),
+        Err(e) => eprintln!("liveness: could not build the response: {e}"),
+    }
+}
+
+fn respond(incoming: &IncomingRequest) -> Response {
     let origin = incoming
         .headers()
         .get("origin")

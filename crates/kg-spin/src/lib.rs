@@ -11,6 +11,7 @@ mod llm_stream;
 mod neo4j;
 mod sleep;
 pub mod telemetry;
+mod whole_response;
 
 pub use graph_probe::{GRAPH_PROBE_TIMEOUT, graph_probe};
 pub use llm::{
@@ -25,6 +26,7 @@ pub use neo4j::{
     is_denied, named_headers, send_async, send_reading, url_parts,
 };
 pub use sleep::{Sleep, sleep};
+pub use whole_response::send_whole;
 
 use kg_wit::types::{Check, ComponentStatus};
 
