@@ -2,7 +2,10 @@
 //! the key-value store under a key of its own (see `kg_http::health::kv_round_trip`).
 
 use crate::kv::{STORE, SpinKv};
-use kg_http::health::{KvHealth, catalog_version, kv_round_trip, report};
+use kg_http::health::{
+    KV_WRITE_PROOF_MS, KvHealth, catalog_version, kv_check_reading as kv_check_reading_on,
+    kv_round_trip, report,
+};
 use kg_wit::kg::{
     action_executor::action_executor, query_tools::query_tools, retriever::retriever,
     router::router, summariser::summariser,
@@ -36,6 +39,24 @@ pub(crate) fn kv_check() -> KvHealth {
             STORE,
             &kg_spin::clock::unique_suffix(),
             now_unix_ms(),
+        ),
+        Err(e) => KvHealth::Failed {
+            store: STORE.into(),
+            reason: e,
+        },
+    }
+}
+
+/// The readiness probe's check: a read while a round trip within
+/// `kg_http::health::KV_WRITE_PROOF_MS` vouches for writes, else a round trip.
+pub(crate) fn kv_check_reading() -> KvHealth {
+    match SpinKv::open() {
+        Ok(store) => kv_check_reading_on(
+            &store,
+            STORE,
+            &kg_spin::clock::unique_suffix(),
+            now_unix_ms(),
+            KV_WRITE_PROOF_MS,
         ),
         Err(e) => KvHealth::Failed {
             store: STORE.into(),

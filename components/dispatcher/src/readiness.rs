@@ -1,9 +1,11 @@
 //! `GET /health/ready`: the graph (`RETURN 1`, 5 s at most), the LLM (`GET {llm}/models`, its outcome
 //! kept in the key-value store for `health_llm_cache_s`, 30 s by default, so probes do not
-//! hammer a paid API) and the store itself (a round trip), each timed. The dispatcher
+//! hammer a paid API) and the store itself (a read while a round trip of the last 30 s
+//! vouches for writes, else a round trip: probes come every few seconds and writes are
+//! what costs on Spin's default store), each timed. The dispatcher
 //! reaches the graph and the LLM itself: both origins are on its allowed_outbound_hosts.
 
-use crate::health::{kv_check, now_unix_ms};
+use crate::health::{kv_check_reading, now_unix_ms};
 use kg_http::health::{KvHealth, KvStore};
 use kg_http::readiness::{
     DEFAULT_LLM_CACHE_MS, DependencyCheck, LLM_PROBE_KEY, LlmProbeRecord, Readiness, redact,
@@ -29,7 +31,7 @@ pub fn check() -> Readiness {
         check.error = check.error.map(|e| redact(&e, &origins));
         check
     };
-    let (kv, kv_ms) = timed(kv_check);
+    let (kv, kv_ms) = timed(kv_check_reading);
     let kv = match kv {
         KvHealth::Ok { .. } => DependencyCheck::up(kv_ms),
         KvHealth::Failed { reason, .. } => DependencyCheck::down(kv_ms, reason),

@@ -71,6 +71,47 @@ pub fn kv_round_trip(
     }
 }
 
+/// How long a successful round trip vouches for the store's writes to the readiness probe
+/// ([`kv_check_reading`]). An orchestrator probes every few seconds; each round trip is
+/// three writes, on Spin's default SQLite store about 3 ms each (`cargo bench --bench
+/// hosts`). A store that stops taking writes is found within this much.
+pub const KV_WRITE_PROOF_MS: u64 = 30_000;
+
+/// The readiness probe's check: one read of the latest probe record when a round trip
+/// succeeded within `proof_ms` of `now_unix_ms` (the read proves the store answers; the
+/// record's age vouches for writes), else a full [`kv_round_trip`] (which then renews the
+/// record). A failed read fails the check as the round trip's would.
+pub fn kv_check_reading(
+    store: &impl KvStore,
+    name: &str,
+    unique_suffix: &str,
+    now_unix_ms: u64,
+    proof_ms: u64,
+) -> KvHealth {
+    match store.get(KV_PROBE_KEY) {
+        Ok(Some(bytes)) => {
+            if let Ok(probe) = serde_json::from_slice::<KvProbe>(&bytes)
+                && probe.at_unix_ms <= now_unix_ms
+                && now_unix_ms - probe.at_unix_ms < proof_ms
+            {
+                return KvHealth::Ok {
+                    store: name.into(),
+                    probe,
+                    previous: None,
+                };
+            }
+        }
+        Ok(None) => {}
+        Err(e) => {
+            return KvHealth::Failed {
+                store: name.into(),
+                reason: format!("get: {e}"),
+            };
+        }
+    }
+    kv_round_trip(store, name, unique_suffix, now_unix_ms)
+}
+
 /// What the health check writes to the KV store on every call: how many probes so far and
 /// when the last one ran. Reading back the previous record proves the store persists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -324,6 +365,83 @@ mod tests {
         });
         let keys: Vec<String> = store.map.lock().unwrap().keys().cloned().collect();
         assert_eq!(keys, vec![KV_PROBE_KEY.to_string()]);
+    }
+
+    /// A store that counts its writes.
+    #[derive(Default)]
+    struct CountingStore {
+        inner: MapStore,
+        writes: std::sync::atomic::AtomicUsize,
+        fail_get: bool,
+    }
+
+    impl KvStore for CountingStore {
+        fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+            if self.fail_get {
+                return Err("store unreachable".into());
+            }
+            self.inner.get(key)
+        }
+        fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+            self.writes
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.inner.set(key, value)
+        }
+        fn delete(&self, key: &str) -> Result<(), String> {
+            self.writes
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.inner.delete(key)
+        }
+    }
+
+    #[test]
+    fn readiness_writes_only_when_the_last_round_trip_is_older_than_the_proof() {
+        let store = CountingStore::default();
+        let writes = || store.writes.load(std::sync::atomic::Ordering::Relaxed);
+        // Nothing recorded yet: a round trip (set, delete, set).
+        let first = kv_check_reading(&store, "default", "a", 1_000, 30_000);
+        assert!(matches!(first, KvHealth::Ok { probe, .. } if probe.count == 1));
+        assert_eq!(writes(), 3);
+        // Within the proof: reads only, and reports the record that vouches.
+        for now in [1_001, 20_000, 30_999] {
+            let again = kv_check_reading(&store, "default", "b", now, 30_000);
+            assert!(
+                matches!(again, KvHealth::Ok { probe, .. } if probe.at_unix_ms == 1_000),
+                "{again:?}"
+            );
+        }
+        assert_eq!(writes(), 3);
+        // Past it: a round trip again.
+        let later = kv_check_reading(&store, "default", "c", 31_000, 30_000);
+        assert!(matches!(later, KvHealth::Ok { probe, .. } if probe.count == 2));
+        assert_eq!(writes(), 6);
+        // A record from the future (a clock stepped back) proves nothing; 0 always writes.
+        kv_check_reading(&store, "default", "d", 500, 30_000);
+        assert_eq!(writes(), 9);
+        kv_check_reading(&store, "default", "e", 501, 0);
+        assert_eq!(writes(), 12);
+    }
+
+    #[test]
+    fn readiness_fails_on_a_store_that_cannot_be_read() {
+        let store = CountingStore {
+            fail_get: true,
+            ..CountingStore::default()
+        };
+        let KvHealth::Failed { reason, .. } = kv_check_reading(&store, "default", "a", 1, 30_000)
+        else {
+            panic!("an unreadable store is ready");
+        };
+        assert_eq!(reason, "get: store unreachable");
+    }
+
+    #[test]
+    fn a_corrupt_probe_record_means_a_round_trip() {
+        let store = CountingStore::default();
+        store.inner.set(KV_PROBE_KEY, b"garbage").unwrap();
+        let health = kv_check_reading(&store, "default", "a", 10, 30_000);
+        assert!(matches!(health, KvHealth::Ok { probe, .. } if probe.count == 1));
+        assert_eq!(store.writes.load(std::sync::atomic::Ordering::Relaxed), 3);
     }
 
     #[test]
