@@ -19,7 +19,11 @@ use wasmtime_wasi_http::{HttpResult, WasiHttpCtx, WasiHttpView};
 wasmtime::component::bindgen!({
     path: "wit",
     world: "devhost-platform",
-    with: { "fermyon:spin/key-value.store": KvStore },
+    with: {
+        "fermyon:spin/key-value.store": KvStore,
+        "wasi:keyvalue/store.bucket": KvStore,
+        "wasi:keyvalue/atomics.cas": crate::wasi_keyvalue::KvCas,
+    },
 });
 
 use fermyon::spin::{key_value, variables};
@@ -36,9 +40,9 @@ pub struct ComponentPolicy {
     pub files: Vec<(std::path::PathBuf, String)>,
 }
 
-/// An open key-value store handle.
+/// An open key-value store handle (Spin's `store`, wasi:keyvalue's `bucket`).
 pub struct KvStore {
-    store: Arc<dyn Store>,
+    pub(crate) store: Arc<dyn Store>,
 }
 
 pub struct RequestState {
@@ -86,7 +90,7 @@ impl RequestState {
     }
 
     /// Runs a key-value call, timed when `--server-timing` is on.
-    fn kv<T>(&self, write: bool, call: impl FnOnce() -> T) -> T {
+    pub(crate) fn kv<T>(&self, write: bool, call: impl FnOnce() -> T) -> T {
         let Some(timings) = &self.timings else {
             return call();
         };
@@ -122,6 +126,9 @@ pub const PROVIDED_INTERFACES: &[&str] = &[
     "wasi:http/types@0.2.",
     "wasi:http/outgoing-handler@0.2.",
     "fermyon:spin/key-value@2.0.0",
+    "wasi:keyvalue/store@0.2.0-draft2",
+    "wasi:keyvalue/atomics@0.2.0-draft2",
+    "wasi:keyvalue/batch@0.2.0-draft2",
     "fermyon:spin/variables@2.0.0",
 ];
 
@@ -189,18 +196,12 @@ impl key_value::Host for RequestState {}
 
 impl key_value::HostStore for RequestState {
     fn open(&mut self, label: String) -> Result<Resource<KvStore>, key_value::Error> {
-        if !self.policy.key_value_stores.contains(&label) {
-            return Err(key_value::Error::AccessDenied);
+        match self.open_store(&label) {
+            Ok(store) => Ok(store),
+            Err(Opened::AccessDenied) => Err(key_value::Error::AccessDenied),
+            Err(Opened::NoSuchStore) => Err(key_value::Error::NoSuchStore),
+            Err(Opened::Other(e)) => Err(key_value::Error::Other(e)),
         }
-        // Like Spin: `default` always exists; other labels only with runtime configuration.
-        let store = self
-            .policy
-            .kv
-            .get(&label)
-            .ok_or(key_value::Error::NoSuchStore)?;
-        self.table
-            .push(KvStore { store })
-            .map_err(|e| key_value::Error::Other(e.to_string()))
     }
 
     fn get(
@@ -248,8 +249,34 @@ impl key_value::HostStore for RequestState {
     }
 }
 
+/// Why a store could not be opened, for either key-value API's error type.
+pub(crate) enum Opened {
+    AccessDenied,
+    NoSuchStore,
+    Other(String),
+}
+
 impl RequestState {
-    fn store(&self, store: &Resource<KvStore>) -> Result<Arc<dyn Store>, key_value::Error> {
+    /// A handle on the store `label`, if the component was granted it (`key_value_stores`).
+    /// Like Spin: `default` always exists; other labels only with runtime configuration.
+    pub(crate) fn open_store(&mut self, label: &str) -> Result<Resource<KvStore>, Opened> {
+        if !self.policy.key_value_stores.iter().any(|l| l == label) {
+            return Err(Opened::AccessDenied);
+        }
+        let store = self.policy.kv.get(label).ok_or(Opened::NoSuchStore)?;
+        self.table
+            .push(KvStore { store })
+            .map_err(|e| Opened::Other(e.to_string()))
+    }
+
+    pub(crate) fn resources(&mut self) -> &mut ResourceTable {
+        &mut self.table
+    }
+
+    pub(crate) fn store(
+        &self,
+        store: &Resource<KvStore>,
+    ) -> Result<Arc<dyn Store>, key_value::Error> {
         self.table
             .get(store)
             .map(|s| s.store.clone())

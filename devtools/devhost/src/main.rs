@@ -16,6 +16,7 @@ mod request_body;
 mod server;
 mod stdio;
 mod timing;
+mod wasi_keyvalue;
 
 use anyhow::{Context, Result};
 use clap::Parser;

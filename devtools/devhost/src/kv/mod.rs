@@ -21,6 +21,20 @@ pub trait Store: Send + Sync {
     fn delete(&self, key: &str) -> Result<(), String>;
     fn exists(&self, key: &str) -> Result<bool, String>;
     fn keys(&self) -> Result<Vec<String>, String>;
+    /// Adds `delta` to the counter under `key` (absent: 0) in one atomic step for every
+    /// instance sharing the store, and answers the new value (wasi:keyvalue `increment`).
+    /// The counter is stored as the backend's Spin store keeps it (SQLite: 8 bytes little
+    /// endian; Redis: decimal text), so Spin and devhost on one store count together.
+    fn increment(&self, key: &str, delta: i64) -> Result<i64, String>;
+    /// Writes `new` under `key` only if it still holds `expected` (`None`: absent), in one
+    /// atomic step; `Ok(false)` when it does not (wasi:keyvalue `swap`).
+    fn swap_if(&self, key: &str, expected: Option<&[u8]>, new: &[u8]) -> Result<bool, String>;
+    /// Every pair, in one transaction where the backend has them (wasi:keyvalue `set-many`).
+    fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), String> {
+        pairs
+            .iter()
+            .try_for_each(|(key, value)| self.set(key, value))
+    }
 }
 
 /// The stores of the application, opened at start-up so a misconfigured or unreachable

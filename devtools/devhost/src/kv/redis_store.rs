@@ -102,11 +102,105 @@ impl Store for RedisStore {
     fn keys(&self) -> Result<Vec<String>, String> {
         self.with(|c| c.keys("*"))
     }
+
+    /// `INCRBY`, as Spin's Redis store does (the value is decimal text).
+    fn increment(&self, key: &str, delta: i64) -> Result<i64, String> {
+        self.with(|c| c.incr(key, delta))
+    }
+
+    /// One script, so the comparison and the write are one atomic step on the server.
+    fn swap_if(&self, key: &str, expected: Option<&[u8]>, new: &[u8]) -> Result<bool, String> {
+        const SCRIPT: &str = "local v = redis.call('GET', KEYS[1]) \
+             if (ARGV[1] == '0' and v == false) or (ARGV[1] == '1' and v == ARGV[2]) then \
+               redis.call('SET', KEYS[1], ARGV[3]) return 1 end \
+             return 0";
+        let swapped: i64 = self.with(|c| {
+            redis::cmd("EVAL")
+                .arg(SCRIPT)
+                .arg(1)
+                .arg(key)
+                .arg(if expected.is_some() { "1" } else { "0" })
+                .arg(expected.unwrap_or_default())
+                .arg(new)
+                .query(c)
+        })?;
+        Ok(swapped == 1)
+    }
+
+    /// `MSET`: atomic on the server.
+    fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), String> {
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        self.with(|c| c.mset(pairs))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A redis-server of its own on a free loopback port (Debian's, as the e2e tests use;
+    /// REDIS_SERVER_BIN to name another), stopped when dropped.
+    struct Server(std::process::Child, String);
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    fn redis_server() -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap();
+        let binary = std::env::var("REDIS_SERVER_BIN").unwrap_or_else(|_| "redis-server".into());
+        let child = std::process::Command::new(&binary)
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {binary} (scripts/setup.sh installs it): {e}"));
+        let url = format!("redis://127.0.0.1:{port}");
+        for _ in 0..200 {
+            if RedisStore::connect(&url).is_ok() {
+                return Server(child, url);
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("{binary} did not answer on {url}");
+    }
+
+    #[test]
+    fn counters_swaps_and_batches_are_atomic_on_the_server() {
+        let server = redis_server();
+        let (a, b) = (
+            RedisStore::connect(&server.1).unwrap(),
+            RedisStore::connect(&server.1).unwrap(),
+        );
+        std::thread::scope(|scope| {
+            for store in [&a, &b, &a, &b] {
+                scope.spawn(move || {
+                    for _ in 0..100 {
+                        store.increment("n", 1).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(a.increment("n", 0).unwrap(), 400);
+        // Spin's Redis store keeps a counter as decimal text (INCRBY).
+        assert_eq!(b.get("n").unwrap(), Some(b"400".to_vec()));
+        assert!(a.swap_if("owner", None, b"ann").unwrap());
+        assert!(!b.swap_if("owner", None, b"bob").unwrap());
+        assert!(!b.swap_if("owner", Some(b"bob"), b"eve").unwrap());
+        assert!(b.swap_if("owner", Some(b"ann"), b"bob").unwrap());
+        assert_eq!(a.get("owner").unwrap(), Some(b"bob".to_vec()));
+        a.set_many(&[("x".into(), b"1".to_vec()), ("y".into(), b"2".to_vec())])
+            .unwrap();
+        assert_eq!(b.get("y").unwrap(), Some(b"2".to_vec()));
+    }
 
     #[test]
     fn passwords_never_reach_messages() {

@@ -76,6 +76,94 @@ impl SqliteDatabase {
         })
     }
 
+    /// `work` inside `BEGIN IMMEDIATE` … `COMMIT` (rolled back on `Err`): the write lock is
+    /// taken before the first read, so a read-modify-write is atomic across processes on
+    /// the file too (another one waits, up to rusqlite's 5 s busy timeout).
+    fn immediate<T>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let connection = self
+            .connection
+            .lock()
+            .map_err(|_| "key-value database lock poisoned".to_string())?;
+        connection
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| e.to_string())?;
+        match work(&connection) {
+            Ok(value) => {
+                connection
+                    .execute_batch("COMMIT")
+                    .map_err(|e| e.to_string())?;
+                Ok(value)
+            }
+            Err(e) => {
+                let _ = connection.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    fn read(c: &Connection, store: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
+        c.prepare_cached("SELECT value FROM key_value WHERE store = ?1 AND key = ?2")
+            .and_then(|mut s| {
+                s.query_row(params![store, key], |row| row.get(0))
+                    .optional()
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    fn write(c: &Connection, store: &str, key: &str, value: &[u8]) -> Result<(), String> {
+        c.prepare_cached(
+            "INSERT INTO key_value (store, key, value) VALUES (?1, ?2, ?3)
+             ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
+        )
+        .and_then(|mut s| s.execute(params![store, key, value]))
+        .map(drop)
+        .map_err(|e| e.to_string())
+    }
+
+    /// A counter as Spin's SQLite store keeps it: 8 bytes, little endian.
+    pub fn increment(&self, store: &str, key: &str, delta: i64) -> Result<i64, String> {
+        self.immediate(|c| {
+            let current = match Self::read(c, store, key)? {
+                None => 0,
+                Some(bytes) => <[u8; 8]>::try_from(bytes.as_slice())
+                    .map(i64::from_le_bytes)
+                    .map_err(|_| format!("`{key}` does not hold a counter"))?,
+            };
+            let next = current
+                .checked_add(delta)
+                .ok_or_else(|| format!("`{key}` would overflow"))?;
+            Self::write(c, store, key, &next.to_le_bytes())?;
+            Ok(next)
+        })
+    }
+
+    pub fn swap_if(
+        &self,
+        store: &str,
+        key: &str,
+        expected: Option<&[u8]>,
+        new: &[u8],
+    ) -> Result<bool, String> {
+        self.immediate(|c| {
+            if Self::read(c, store, key)?.as_deref() != expected {
+                return Ok(false);
+            }
+            Self::write(c, store, key, new)?;
+            Ok(true)
+        })
+    }
+
+    pub fn set_many(&self, store: &str, pairs: &[(String, Vec<u8>)]) -> Result<(), String> {
+        self.immediate(|c| {
+            pairs
+                .iter()
+                .try_for_each(|(key, value)| Self::write(c, store, key, value))
+        })
+    }
+
     pub fn exists(&self, store: &str, key: &str) -> Result<bool, String> {
         self.get(store, key).map(|v| v.is_some())
     }
@@ -124,11 +212,66 @@ impl Store for SqliteStore {
     fn keys(&self) -> Result<Vec<String>, String> {
         self.database.keys(&self.label)
     }
+
+    fn increment(&self, key: &str, delta: i64) -> Result<i64, String> {
+        self.database.increment(&self.label, key, delta)
+    }
+
+    fn swap_if(&self, key: &str, expected: Option<&[u8]>, new: &[u8]) -> Result<bool, String> {
+        self.database.swap_if(&self.label, key, expected, new)
+    }
+
+    fn set_many(&self, pairs: &[(String, Vec<u8>)]) -> Result<(), String> {
+        self.database.set_many(&self.label, pairs)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counters_swaps_and_batches_are_atomic_across_connections() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kv.sqlite");
+        // Two connections on one file, as two processes would have: 4 x 250 increments.
+        let (a, b) = (
+            SqliteDatabase::open(&path).unwrap(),
+            SqliteDatabase::open(&path).unwrap(),
+        );
+        std::thread::scope(|scope| {
+            for db in [&a, &b, &a, &b] {
+                scope.spawn(move || {
+                    for _ in 0..250 {
+                        db.increment("default", "n", 1).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(a.increment("default", "n", 0).unwrap(), 1_000);
+        assert_eq!(
+            a.get("default", "n").unwrap(),
+            Some(1_000i64.to_le_bytes().to_vec())
+        );
+        a.set("default", "text", b"x").unwrap();
+        assert!(
+            a.increment("default", "text", 1)
+                .unwrap_err()
+                .contains("counter")
+        );
+        // A swap wins only against what it expected.
+        assert!(a.swap_if("default", "owner", None, b"ann").unwrap());
+        assert!(!b.swap_if("default", "owner", None, b"bob").unwrap());
+        assert!(!b.swap_if("default", "owner", Some(b"bob"), b"eve").unwrap());
+        assert!(b.swap_if("default", "owner", Some(b"ann"), b"bob").unwrap());
+        assert_eq!(a.get("default", "owner").unwrap(), Some(b"bob".to_vec()));
+        a.set_many(
+            "default",
+            &[("x".into(), b"1".to_vec()), ("y".into(), b"2".to_vec())],
+        )
+        .unwrap();
+        assert_eq!(b.get("default", "y").unwrap(), Some(b"2".to_vec()));
+    }
 
     #[test]
     fn values_persist_across_reopen_and_stores_are_separate() {
