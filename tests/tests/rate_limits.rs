@@ -3,7 +3,7 @@
 //! subject's use never limiting another.
 
 use kg_e2e::llm_stub::{ScriptedLlm, text};
-use kg_e2e::{AppHost, Stack, auth};
+use kg_e2e::{AppHost, Pair, Stack, auth};
 use serde_json::{Value, json};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -84,6 +84,52 @@ async fn the_sixth_request_in_a_minute_is_refused_for_that_subject_only() {
     // Another subject is not limited by the first one's use.
     let (status, _, body) = request(host, auth::OPERATOR, "GET", "/tools", "").await;
     assert_eq!(status, 200, "{body}");
+}
+
+/// `n` requests of one subject at once, alternating between `hosts`: how many were
+/// admitted (200), refused by the limit (429) and refused by the host before the
+/// application ran (Spin's bodiless 500 past its instance pool: never counted).
+async fn burst(hosts: &[&AppHost], n: usize) -> (usize, usize, usize) {
+    let requests = (0..n).map(|i| {
+        let host = hosts[i % hosts.len()];
+        async move { request(host, auth::VIEWER, "GET", "/tools", "").await }
+    });
+    let (mut admitted, mut limited, mut host_refused) = (0, 0, 0);
+    for (status, _, body) in futures::future::join_all(requests).await {
+        match status {
+            200 => admitted += 1,
+            429 => limited += 1,
+            500 if body == Value::String(String::new()) => host_refused += 1,
+            other => panic!("{other}: {body}"),
+        }
+    }
+    (admitted, limited, host_refused)
+}
+
+/// The counter is one atomic increment per request (wasi:keyvalue), so 200 requests of
+/// one subject at once admit exactly the limit: on one instance, and on two instances
+/// sharing a Redis (this run's host and devhost).
+#[tokio::test]
+async fn two_hundred_concurrent_requests_of_one_subject_never_pass_the_limit() {
+    const LIMIT: usize = 50;
+    let limit = [("rate_limit_requests_per_minute", LIMIT.to_string())];
+    let stack = Stack::start_with(&limit).await.unwrap();
+    away_from_a_minute_boundary().await;
+    let (admitted, limited, host_refused) = burst(&[&stack.host], 200).await;
+    println!(
+        "one instance: {admitted} admitted, {limited} limited, {host_refused} refused by the host"
+    );
+    assert_eq!(admitted, LIMIT.min(200 - host_refused));
+    assert_eq!(admitted + limited + host_refused, 200);
+
+    let pair = Pair::start(&limit).await.unwrap();
+    away_from_a_minute_boundary().await;
+    let (admitted, limited, host_refused) = burst(&[&pair.a, &pair.b], 200).await;
+    println!(
+        "two instances: {admitted} admitted, {limited} limited, {host_refused} refused by the host"
+    );
+    assert_eq!(admitted, LIMIT.min(200 - host_refused));
+    assert_eq!(admitted + limited + host_refused, 200);
 }
 
 #[tokio::test]

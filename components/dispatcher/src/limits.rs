@@ -1,43 +1,68 @@
 //! Per-subject limits (requests per minute, LLM tokens per day), counted in the
-//! key-value store; see kg_http::limits for the windows and their precision.
+//! key-value store with wasi:keyvalue's atomic `increment` (Spin 3+, devhost): one step
+//! that every instance sharing the store sees in order, so concurrent requests of one
+//! subject on any number of instances never get past the limit (the read-modify-write
+//! before could, by the number in flight). See kg_http::limits for the windows.
 
 use kg_http::ApiError;
-use kg_http::limits::{Window, check, count, window_key};
-use spin_sdk::key_value::Store;
+use kg_http::limits::{Window, check, window_key};
+use spin_sdk::wit::wasi::keyvalue::{atomics, store};
+
+/// The counters' kinds in their keys. Not the `req`/`tok` of the read-modify-write
+/// counters, which held decimal text: Spin's SQLite store keeps a counter as 8 bytes and
+/// cannot increment anything else, so a window that began before an upgrade must not be
+/// found under the same key.
+const REQUESTS: &str = "requests";
+const TOKENS: &str = "tokens";
 
 fn now_s() -> u64 {
     u64::try_from(kg_spin::clock::epoch_ms() / 1000).unwrap_or(0)
 }
 
-fn store() -> Result<Store, ApiError> {
-    Store::open_default()
-        .map_err(|e| ApiError::new(503, "unavailable", format!("key-value store: {e}")))
+fn bucket() -> Result<store::Bucket, String> {
+    store::open(crate::kv::STORE).map_err(|e| format!("key-value store: {e:?}"))
 }
 
-/// Counts this request; `Err(429)` past `rate_limit_requests_per_minute`.
+/// Adds `delta` to the counter under `key` and answers its new value.
+fn increment(key: &str, delta: u64) -> Result<u64, String> {
+    let delta = i64::try_from(delta).unwrap_or(i64::MAX);
+    let value = atomics::increment(&bucket()?, key, delta).map_err(|e| format!("{e:?}"))?;
+    Ok(u64::try_from(value).unwrap_or(0))
+}
+
+/// Counts this request; `Err(429)` past `rate_limit_requests_per_minute`. A store that
+/// cannot count admits the request (logged): a lost counter must not lock anyone out.
 pub fn count_request(subject: &str) -> Result<(), ApiError> {
     let max = kg_spin::number_variable("rate_limit_requests_per_minute", 600);
     if max == 0 {
         return Ok(());
     }
-    let store = store()?;
-    let (key, retry) = window_key("req", subject, Window::Minute, now_s());
-    let used = count(store.get(&key).ok().flatten().as_deref());
-    check(used, max, "requests per minute", retry)?;
-    // A failed write loses one count; it must not fail the request.
-    let _ = store.set(&key, (used + 1).to_string().as_bytes());
-    Ok(())
+    let (key, retry) = window_key(REQUESTS, subject, Window::Minute, now_s());
+    match increment(&key, 1) {
+        // This request is number `n` of its window: the ones before it are what it finds.
+        Ok(n) => check(n.saturating_sub(1), max, "requests per minute", retry),
+        Err(e) => {
+            eprintln!("dispatcher: could not count a request: {e}");
+            Ok(())
+        }
+    }
 }
 
-/// `Err(429)` when the subject has used its LLM tokens of the day.
+/// `Err(429)` when the subject has used its LLM tokens of the day. Read as an increment
+/// by 0: the counter's stored form is the backend's own.
 pub fn check_tokens(subject: &str) -> Result<(), ApiError> {
     let max = kg_spin::number_variable("rate_limit_llm_tokens_per_day", 1_000_000);
     if max == 0 {
         return Ok(());
     }
-    let (key, retry) = window_key("tok", subject, Window::Day, now_s());
-    let used = count(store()?.get(&key).ok().flatten().as_deref());
-    check(used, max, "LLM tokens per day", retry)
+    let (key, retry) = window_key(TOKENS, subject, Window::Day, now_s());
+    match increment(&key, 0) {
+        Ok(used) => check(used, max, "LLM tokens per day", retry),
+        Err(e) => {
+            eprintln!("dispatcher: could not read the token count: {e}");
+            Ok(())
+        }
+    }
 }
 
 /// Adds a turn's LLM tokens to the subject's day.
@@ -45,8 +70,8 @@ pub fn add_tokens(subject: &str, tokens: u64) {
     if tokens == 0 {
         return;
     }
-    let Ok(store) = store() else { return };
-    let (key, _) = window_key("tok", subject, Window::Day, now_s());
-    let used = count(store.get(&key).ok().flatten().as_deref());
-    let _ = store.set(&key, used.saturating_add(tokens).to_string().as_bytes());
+    let (key, _) = window_key(TOKENS, subject, Window::Day, now_s());
+    if let Err(e) = increment(&key, tokens) {
+        eprintln!("dispatcher: could not count a turn's tokens: {e}");
+    }
 }

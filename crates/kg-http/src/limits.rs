@@ -1,11 +1,7 @@
 //! Per-subject limits counted in the key-value store (DESIGN.md §9): requests per minute
-//! and LLM tokens per day, in fixed windows. Plain arithmetic here; the dispatcher reads
-//! and writes the counters.
-//!
-//! Spin's key-value API has no atomic increment, so a counter is read, incremented and
-//! written back: requests racing on one subject can under-count by the number in flight
-//! at once. That bounds the error by the concurrency of one subject, which is what a
-//! limit against runaway clients needs.
+//! and LLM tokens per day, in fixed windows. Plain arithmetic here; the dispatcher counts
+//! with the store's atomic increment (wasi:keyvalue), so the limits hold exactly however
+//! many requests of one subject run at once, on however many instances share the store.
 
 use crate::ApiError;
 
@@ -35,14 +31,6 @@ pub fn window_key(kind: &str, subject: &str, window: Window, now_s: u64) -> (Str
     (key, length - now_s % length)
 }
 
-/// A stored counter (absent or unreadable = 0: a lost counter must not lock anyone out).
-pub fn count(stored: Option<&[u8]>) -> u64 {
-    stored
-        .and_then(|b| std::str::from_utf8(b).ok())
-        .and_then(|t| t.trim().parse().ok())
-        .unwrap_or(0)
-}
-
 /// `Err(429)` when `used` has reached `limit` (0 = unlimited).
 pub fn check(used: u64, limit: u64, what: &str, retry_after: u64) -> Result<(), ApiError> {
     if limit == 0 || used < limit {
@@ -67,8 +55,6 @@ mod tests {
         assert_eq!(key, "limit/req/616e6e/2");
         assert_eq!(retry, 60);
         assert_eq!(window_key("req", "ann", Window::Minute, 179).1, 1);
-        assert_eq!(count(Some(b"41")), 41);
-        assert_eq!(count(Some(b"garbage")), 0);
         assert!(check(4, 5, "requests", 3).is_ok());
         let e = check(5, 5, "requests", 3).unwrap_err();
         assert_eq!((e.status, e.code.as_str()), (429, "rate_limited"));
