@@ -163,14 +163,15 @@ mod tests {
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("starting {binary} (scripts/setup.sh installs it): {e}"));
-        let url = format!("redis://127.0.0.1:{port}");
+        // Owned by the guard at once: a panic below still stops it.
+        let server = Server(child, format!("redis://127.0.0.1:{port}"));
         for _ in 0..200 {
-            if RedisStore::connect(&url).is_ok() {
-                return Server(child, url);
+            if RedisStore::connect(&server.1).is_ok() {
+                return server;
             }
             std::thread::sleep(Duration::from_millis(25));
         }
-        panic!("{binary} did not answer on {url}");
+        panic!("{binary} did not answer on {}", server.1);
     }
 
     #[test]
