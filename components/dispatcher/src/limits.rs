@@ -5,7 +5,7 @@
 //! before could, by the number in flight). See kg_http::limits for the windows.
 
 use kg_http::ApiError;
-use kg_http::limits::{Window, check, window_key};
+use kg_http::limits::{Window, check, stored_counter, window_key};
 use spin_sdk::wit::wasi::keyvalue::{atomics, store};
 
 /// The counters' kinds in their keys. Not the `req`/`tok` of the read-modify-write
@@ -48,16 +48,22 @@ pub fn count_request(subject: &str) -> Result<(), ApiError> {
     }
 }
 
-/// `Err(429)` when the subject has used its LLM tokens of the day. Read as an increment
-/// by 0: the counter's stored form is the backend's own.
+/// `Err(429)` when the subject has used its LLM tokens of the day. A plain read (an
+/// increment by 0 would be a write transaction on SQLite): the counter in the form its
+/// backend keeps it (`kg_http::limits::stored_counter`).
 pub fn check_tokens(subject: &str) -> Result<(), ApiError> {
     let max = kg_spin::number_variable("rate_limit_llm_tokens_per_day", 1_000_000);
     if max == 0 {
         return Ok(());
     }
     let (key, retry) = window_key(TOKENS, subject, Window::Day, now_s());
-    match increment(&key, 0) {
-        Ok(used) => check(used, max, "LLM tokens per day", retry),
+    match bucket().and_then(|b| b.get(&key).map_err(|e| format!("{e:?}"))) {
+        Ok(stored) => check(
+            stored_counter(stored.as_deref()),
+            max,
+            "LLM tokens per day",
+            retry,
+        ),
         Err(e) => {
             eprintln!("dispatcher: could not read the token count: {e}");
             Ok(())

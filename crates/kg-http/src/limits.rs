@@ -31,6 +31,23 @@ pub fn window_key(kind: &str, subject: &str, window: Window, now_s: u64) -> (Str
     (key, length - now_s % length)
 }
 
+/// A counter written by the store's atomic increment, as its backend keeps it: decimal
+/// text (Redis's `INCRBY`) or 8 bytes little endian (Spin's SQLite store). Absent or
+/// neither: 0 (a lost counter must not lock anyone out). Digits are read as text first:
+/// 8 bytes that are all ASCII digits would be a counter above 3.4 × 10^18.
+pub fn stored_counter(stored: Option<&[u8]>) -> u64 {
+    let Some(bytes) = stored else { return 0 };
+    if !bytes.is_empty() && bytes.iter().all(u8::is_ascii_digit) {
+        return std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(u64::MAX);
+    }
+    <[u8; 8]>::try_from(bytes)
+        .map(|b| u64::try_from(i64::from_le_bytes(b)).unwrap_or(0))
+        .unwrap_or(0)
+}
+
 /// `Err(429)` when `used` has reached `limit` (0 = unlimited).
 pub fn check(used: u64, limit: u64, what: &str, retry_after: u64) -> Result<(), ApiError> {
     if limit == 0 || used < limit {
@@ -55,6 +72,18 @@ mod tests {
         assert_eq!(key, "limit/req/616e6e/2");
         assert_eq!(retry, 60);
         assert_eq!(window_key("req", "ann", Window::Minute, 179).1, 1);
+        assert_eq!(stored_counter(None), 0);
+        assert_eq!(stored_counter(Some(b"41")), 41);
+        assert_eq!(stored_counter(Some(&41i64.to_le_bytes())), 41);
+        assert_eq!(stored_counter(Some(&1_000_000i64.to_le_bytes())), 1_000_000);
+        assert_eq!(
+            stored_counter(Some(b"12345678")),
+            12_345_678,
+            "8 digits are text"
+        );
+        assert_eq!(stored_counter(Some(&(-3i64).to_le_bytes())), 0);
+        assert_eq!(stored_counter(Some(b"garbage")), 0);
+        assert_eq!(stored_counter(Some(b"")), 0);
         assert!(check(4, 5, "requests", 3).is_ok());
         let e = check(5, 5, "requests", 3).unwrap_err();
         assert_eq!((e.status, e.code.as_str()), (429, "rate_limited"));
