@@ -12,7 +12,8 @@
 //! a 100-order payment batch (60 payable) in one request.
 //!
 //! `KG_BENCH_KV=redis` runs both hosts on a Redis started for the run (the production store)
-//! instead of each host's SQLite file. Run: `cargo bench -p kg-e2e --bench hosts` (Spin from
+//! instead of each host's SQLite file; `KG_BENCH_KV=sqlite-wal` on SQLite files put in WAL
+//! mode before the host opens them (devhost sets WAL itself; Spin keeps the mode it finds). Run: `cargo bench -p kg-e2e --bench hosts` (Spin from
 //! SPIN_BIN or PATH; devhost only without one); `KG_BENCH_SHORT=1` for fewer samples.
 
 use kg_e2e::llm_stub::{ScriptedLlm, call, text};
@@ -92,15 +93,16 @@ struct Target {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let short = std::env::var("KG_BENCH_SHORT").is_ok_and(|v| v == "1");
-    let redis = match std::env::var("KG_BENCH_KV").as_deref() {
-        Ok("redis") => Some(RedisServer::start().await?),
-        Ok("sqlite") | Err(_) => None,
-        Ok(other) => anyhow::bail!("KG_BENCH_KV={other}: sqlite (default) or redis"),
+    let (redis, wal) = match std::env::var("KG_BENCH_KV").as_deref() {
+        Ok("redis") => (Some(RedisServer::start().await?), false),
+        Ok("sqlite") | Err(_) => (None, false),
+        Ok("sqlite-wal") => (None, true),
+        Ok(other) => anyhow::bail!("KG_BENCH_KV={other}: sqlite (default), sqlite-wal or redis"),
     };
-    let store = if redis.is_some() {
-        "Redis"
-    } else {
-        "SQLite file"
+    let store = match (&redis, wal) {
+        (Some(_), _) => "Redis",
+        (None, false) => "SQLite file (as Spin creates it: rollback journal)",
+        (None, true) => "SQLite file made WAL before the host opened it",
     };
     let mut kinds = vec![HostKind::Devhost];
     match spin_binary() {
@@ -116,6 +118,7 @@ async fn main() -> anyhow::Result<()> {
         let mut target = start(
             HostKind::Devhost,
             redis.as_ref(),
+            wal,
             &["--server-timing", "on"],
         )
         .await?;
@@ -130,7 +133,7 @@ async fn main() -> anyhow::Result<()> {
     let mut results: BTreeMap<(Route, &str), (f64, f64)> = BTreeMap::new();
     let mut loads = Vec::new();
     for &kind in &kinds {
-        let mut target = start(kind, redis.as_ref(), &[]).await?;
+        let mut target = start(kind, redis.as_ref(), wal, &[]).await?;
         for route in Route::ALL {
             let mut samples = timed(&mut target, route, route.samples(short)).await?;
             samples.sort();
@@ -191,6 +194,7 @@ async fn main() -> anyhow::Result<()> {
 async fn start(
     kind: HostKind,
     redis: Option<&RedisServer>,
+    wal: bool,
     flags: &[&str],
 ) -> anyhow::Result<Target> {
     let graph = Graph::start().await?;
@@ -200,6 +204,13 @@ async fn start(
         Some(redis) => KeyValue::Redis(redis.url.clone()),
         None => KeyValue::File(dir.keep().join("kv.db")),
     };
+    if let (KeyValue::File(path), true) = (&kv, wal) {
+        // The journal mode is kept in the file: Spin's store, which sets none, then commits
+        // with one fsync of the log instead of a journal created, synced and deleted.
+        let connection = rusqlite::Connection::open(path)?;
+        let mode: String = connection.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        anyhow::ensure!(mode == "wal", "{}: journal mode {mode}", path.display());
+    }
     let mut variables = graph.variables();
     variables.extend(llm.variables());
     // The production defaults that cost writes: every request counted (600 a minute by
