@@ -11,6 +11,10 @@
 #   action_batch     1,000 payments: floor (one UNWIND), executor statements, chunked,
 #                    one request per order
 #   outbound_pool    2,000 tool calls in 10 s at 16 clients, pool off/on, devhost RSS
+#   hosts            devhost and real Spin side by side, per route: median, p99, ratio,
+#                    KV reads/writes (KG_BENCH_KV=sqlite|sqlite-wal|redis); not in --short
+#   startup          spin up (spin.toml, dist/) and devhost to their first answers, cold
+#                    and warm compilation cache; not in --short
 # and, after them, issue #18's targets against what this run measured (bench_targets).
 #
 #   scripts/bench.sh [--short] [--perf] [--no-setup] [BENCH...]
@@ -33,13 +37,17 @@ for arg in "$@"; do
     --short) short=1 ;;
     --perf) perf=1 ;;
     --no-setup) setup=0 ;;
-    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,30p' "$0"; exit 0 ;;
     -*) echo "bench: unknown option $arg" >&2; exit 2 ;;
     *) benches+=("$arg") ;;
   esac
 done
 if [ ${#benches[@]} -eq 0 ]; then
   benches=(request_profile health_latency chat_latency action_batch outbound_pool)
+  # devhost beside real Spin when a Spin CLI is found (SPIN_BIN or PATH): every route, the
+  # store's reads and writes, and start-up cold and warm. Not in the short run CI makes
+  # (four minutes more); `scripts/bench.sh --short hosts startup` runs them short.
+  [ "$short" = 1 ] || benches+=(hosts startup)
 fi
 # The components ship without their symbol names (.cargo/config.toml); a perf profile needs
 # them to name the components' functions, so --perf builds them with names kept.

@@ -129,6 +129,17 @@ impl AppHost {
         Self::launch(kind, manifest, kv, variables, &[]).await
     }
 
+    /// On either host, with flags of the host's own (Spin's `--cache`…).
+    pub async fn start_with_host_flags(
+        kind: HostKind,
+        manifest: &Path,
+        kv: &KeyValue,
+        variables: &[(&str, String)],
+        flags: &[&str],
+    ) -> Result<AppHost> {
+        Self::launch(kind, manifest, kv, variables, flags).await
+    }
+
     /// On devhost, with flags of its own (`--pool-instances 2`…): tests of devhost itself.
     pub async fn start_devhost_with_flags(
         manifest: &Path,
