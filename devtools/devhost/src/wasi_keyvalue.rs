@@ -2,6 +2,11 @@
 //! key-value API, on the same stores and grants (`key_value_stores`): a `bucket` is a
 //! store handle. Atomic increments and compare-and-swap are the backend's own (SQLite's
 //! `BEGIN IMMEDIATE`, Redis's `INCRBY` and a script), so they hold across instances.
+//!
+//! One difference from Spin 4.0.2, where devhost is right and Spin is not: Spin's SQLite
+//! store swaps a `cas` that found no value with an unconditional upsert, so a swap meant to
+//! claim an absent key overwrites one written meanwhile. The application does not rely on
+//! compare-and-swap for that (it counts with `increment`, atomic on both).
 
 use crate::host::wasi::keyvalue::{atomics, batch, store};
 use crate::host::{KvStore, Opened, RequestState};
