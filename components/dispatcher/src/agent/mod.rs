@@ -157,7 +157,7 @@ pub fn approve(request: &Request, who: &Principal, stream: bool) -> Result<Appro
     )))
 }
 
-/// Opens an SSE response, sends the first comment before any work, runs `work` against
+/// Opens an SSE response (its first comment leaves with the first event), runs `work` against
 /// the stream, counts what it spent, and ends with `error` (if it failed) then `done`.
 /// `turn_end_ms`: the turn's deadline (monotonic ms), if it has one.
 fn stream_with(
@@ -175,7 +175,8 @@ fn stream_with(
     let Some(mut sink) = crate::sse::open(&extra, out) else {
         return;
     };
-    // After the first byte is out: the store's pruning must not delay it.
+    // Recording starts before the first event, which it must keep for a resume; its
+    // pruning of expired streams is what the first event waits for.
     if let Ok(kv) = kv::SpinKv::open() {
         let (retention, grace) = (
             config::retention_ms(&SpinVariables),
@@ -220,7 +221,7 @@ pub fn prepare_stream(
 }
 
 /// `POST /chat/stream`: the same turn as Server-Sent Events; `error` (if any) then `done`
-/// always come last; the first event goes out before any work starts.
+/// always come last; the first event (`conversation_id`) goes out before the turn's work.
 pub async fn stream(
     body: kg_http::chat::ChatBody,
     who: Principal,
