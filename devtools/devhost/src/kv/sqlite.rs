@@ -5,7 +5,7 @@ use super::Store;
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The SQLite file shared by every request. Calls are short, so one mutex is enough.
 #[derive(Clone)]
@@ -39,31 +39,37 @@ impl SqliteDatabase {
         })
     }
 
-    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, String> {
-        let connection = self
-            .connection
+    fn lock(&self) -> Result<MutexGuard<'_, Connection>, String> {
+        self.connection
             .lock()
-            .map_err(|_| "key-value database lock poisoned".to_string())?;
-        f(&connection).map_err(|e| e.to_string())
+            .map_err(|_| "key-value database lock poisoned".to_string())
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, String> {
+        f(&*self.lock()?).map_err(|e| e.to_string())
+    }
+
+    fn read(c: &Connection, store: &str, key: &str) -> rusqlite::Result<Option<Vec<u8>>> {
+        c.prepare_cached("SELECT value FROM key_value WHERE store = ?1 AND key = ?2")?
+            .query_row(params![store, key], |row| row.get(0))
+            .optional()
+    }
+
+    fn write(c: &Connection, store: &str, key: &str, value: &[u8]) -> rusqlite::Result<()> {
+        c.prepare_cached(
+            "INSERT INTO key_value (store, key, value) VALUES (?1, ?2, ?3)
+             ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
+        )?
+        .execute(params![store, key, value])
+        .map(drop)
     }
 
     pub fn get(&self, store: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
-        self.with(|c| {
-            c.prepare_cached("SELECT value FROM key_value WHERE store = ?1 AND key = ?2")?
-                .query_row(params![store, key], |row| row.get(0))
-                .optional()
-        })
+        self.with(|c| Self::read(c, store, key))
     }
 
     pub fn set(&self, store: &str, key: &str, value: &[u8]) -> Result<(), String> {
-        self.with(|c| {
-            c.prepare_cached(
-                "INSERT INTO key_value (store, key, value) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
-            )?
-            .execute(params![store, key, value])
-            .map(drop)
-        })
+        self.with(|c| Self::write(c, store, key, value))
     }
 
     pub fn delete(&self, store: &str, key: &str) -> Result<(), String> {
@@ -83,10 +89,7 @@ impl SqliteDatabase {
         &self,
         work: impl FnOnce(&Connection) -> Result<T, String>,
     ) -> Result<T, String> {
-        let connection = self
-            .connection
-            .lock()
-            .map_err(|_| "key-value database lock poisoned".to_string())?;
+        let connection = self.lock()?;
         connection
             .execute_batch("BEGIN IMMEDIATE")
             .map_err(|e| e.to_string())?;
@@ -104,29 +107,10 @@ impl SqliteDatabase {
         }
     }
 
-    fn read(c: &Connection, store: &str, key: &str) -> Result<Option<Vec<u8>>, String> {
-        c.prepare_cached("SELECT value FROM key_value WHERE store = ?1 AND key = ?2")
-            .and_then(|mut s| {
-                s.query_row(params![store, key], |row| row.get(0))
-                    .optional()
-            })
-            .map_err(|e| e.to_string())
-    }
-
-    fn write(c: &Connection, store: &str, key: &str, value: &[u8]) -> Result<(), String> {
-        c.prepare_cached(
-            "INSERT INTO key_value (store, key, value) VALUES (?1, ?2, ?3)
-             ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
-        )
-        .and_then(|mut s| s.execute(params![store, key, value]))
-        .map(drop)
-        .map_err(|e| e.to_string())
-    }
-
     /// A counter as Spin's SQLite store keeps it: 8 bytes, little endian.
     pub fn increment(&self, store: &str, key: &str, delta: i64) -> Result<i64, String> {
         self.immediate(|c| {
-            let current = match Self::read(c, store, key)? {
+            let current = match Self::read(c, store, key).map_err(|e| e.to_string())? {
                 None => 0,
                 Some(bytes) => <[u8; 8]>::try_from(bytes.as_slice())
                     .map(i64::from_le_bytes)
@@ -135,7 +119,7 @@ impl SqliteDatabase {
             let next = current
                 .checked_add(delta)
                 .ok_or_else(|| format!("`{key}` would overflow"))?;
-            Self::write(c, store, key, &next.to_le_bytes())?;
+            Self::write(c, store, key, &next.to_le_bytes()).map_err(|e| e.to_string())?;
             Ok(next)
         })
     }
@@ -148,10 +132,14 @@ impl SqliteDatabase {
         new: &[u8],
     ) -> Result<bool, String> {
         self.immediate(|c| {
-            if Self::read(c, store, key)?.as_deref() != expected {
+            if Self::read(c, store, key)
+                .map_err(|e| e.to_string())?
+                .as_deref()
+                != expected
+            {
                 return Ok(false);
             }
-            Self::write(c, store, key, new)?;
+            Self::write(c, store, key, new).map_err(|e| e.to_string())?;
             Ok(true)
         })
     }
@@ -161,6 +149,7 @@ impl SqliteDatabase {
             pairs
                 .iter()
                 .try_for_each(|(key, value)| Self::write(c, store, key, value))
+                .map_err(|e| e.to_string())
         })
     }
 
