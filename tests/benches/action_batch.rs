@@ -169,17 +169,10 @@ async fn chunk_policies(
 
 /// `n` approved orders, then 40 % of them put back to draft (they fail `is_approved`).
 async fn create_orders(stack: &Stack, prefix: &str, n: usize) -> anyhow::Result<Vec<String>> {
-    let prefix = format!("BENCH-{prefix}");
-    let ids = stack.graph.create_approved_orders(&prefix, n, 10.0).await?;
     stack
         .graph
-        .write(&format!(
-            "MATCH (o:PurchaseOrder) WHERE o.id STARTS WITH '{prefix}-' \
-             AND toInteger(substring(o.id, {})) % 5 >= {PAYABLE_PER_FIVE} SET o.status = 'draft'",
-            prefix.len() + 1
-        ))
-        .await?;
-    Ok(ids)
+        .create_payable_orders(&format!("BENCH-{prefix}"), n, PAYABLE_PER_FIVE)
+        .await
 }
 
 /// Sends one statement with parameters straight to devgraph's Query API.
@@ -282,13 +275,7 @@ async fn pay_timed(
         .send()
         .await?
         .error_for_status()?;
-    let timing: Vec<&str> = response
-        .headers()
-        .get_all("server-timing")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .collect();
-    let timing = (!timing.is_empty()).then(|| timing.join(", "));
+    let timing = kg_e2e::server_timing::header(response.headers());
     Ok((response.json().await?, timing))
 }
 

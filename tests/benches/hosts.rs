@@ -322,13 +322,7 @@ async fn request(target: &mut Target, route: Route) -> anyhow::Result<(Duration,
     };
     let started = Instant::now();
     let mut response = builder.send().await?.error_for_status()?;
-    let header: Vec<&str> = response
-        .headers()
-        .get_all("server-timing")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .collect();
-    let header = (!header.is_empty()).then(|| header.join(", "));
+    let header = server_timing::header(response.headers());
     if route == Route::StreamFirst {
         let mut seen = String::new();
         let mut first = None;
@@ -362,19 +356,10 @@ async fn request(target: &mut Target, route: Route) -> anyhow::Result<(Duration,
 /// `BATCH` approved orders of their own for one batch, 40 % put back to draft.
 async fn orders(target: &Target) -> anyhow::Result<Vec<String>> {
     let prefix = format!("HOSTS-{}", target.batches);
-    let ids = target
-        .graph
-        .create_approved_orders(&prefix, BATCH, 10.0)
-        .await?;
     target
         .graph
-        .write(&format!(
-            "MATCH (o:PurchaseOrder) WHERE o.id STARTS WITH '{prefix}-' \
-             AND toInteger(substring(o.id, {})) % 5 >= {PAYABLE_PER_FIVE} SET o.status = 'draft'",
-            prefix.len() + 1
-        ))
-        .await?;
-    Ok(ids)
+        .create_payable_orders(&prefix, BATCH, PAYABLE_PER_FIVE)
+        .await
 }
 
 /// `CLIENTS` clients calling the tool back to back for `LOAD_TIME`: (requests/s, errors).

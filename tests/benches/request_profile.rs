@@ -389,15 +389,10 @@ async fn sample(
 ) -> anyhow::Result<Sample> {
     let started = Instant::now();
     let response = request.await?.error_for_status()?;
-    let header: Vec<String> = response
-        .headers()
-        .get_all("server-timing")
-        .iter()
-        .filter_map(|v| v.to_str().ok().map(str::to_string))
-        .collect();
+    let header = server_timing::header(response.headers()).unwrap_or_default();
     response.bytes().await?;
     let client = started.elapsed().as_secs_f64() * 1_000.0;
-    let metrics = parse(&header.join(", "), origins);
+    let metrics = parse(&header, origins);
     anyhow::ensure!(
         metrics.contains_key("instantiate"),
         "no Server-Timing from devhost (is it built with --server-timing?): {header:?}"

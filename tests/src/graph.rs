@@ -293,6 +293,25 @@ impl Graph {
         Ok((1..=n).map(|i| format!("{id_prefix}-{i}")).collect())
     }
 
+    /// [`Graph::create_approved_orders`], then of every five orders (by number) all but the
+    /// first `payable_per_five` put back to draft, so a batch paying them all meets
+    /// payable and failing orders alike; their ids.
+    pub async fn create_payable_orders(
+        &self,
+        id_prefix: &str,
+        n: usize,
+        payable_per_five: usize,
+    ) -> Result<Vec<String>> {
+        let ids = self.create_approved_orders(id_prefix, n, 10.0).await?;
+        self.write(&format!(
+            "MATCH (o:PurchaseOrder) WHERE o.id STARTS WITH '{id_prefix}-' \
+             AND toInteger(substring(o.id, {})) % 5 >= {payable_per_five} SET o.status = 'draft'",
+            id_prefix.len() + 1
+        ))
+        .await?;
+        Ok(ids)
+    }
+
     async fn statement(
         &self,
         client: &reqwest::Client,

@@ -1,6 +1,16 @@
 //! devhost's `Server-Timing` header (`--server-timing`, devtools/devhost/src/timing.rs)
 //! split into its entries, for the benchmarks that break a request down.
 
+/// A response's `Server-Timing` header, its lines joined as one (`None` without one).
+pub fn header(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    let lines: Vec<&str> = headers
+        .get_all("server-timing")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    (!lines.is_empty()).then(|| lines.join(", "))
+}
+
 /// One metric of the header: `name;dur=<ms>;desc="<desc>"`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Entry<'a> {
@@ -68,5 +78,20 @@ mod tests {
         assert!(all[2].is_outbound_to("http://127.0.0.1:7474"));
         assert!(!all[2].is_outbound_to("http://127.0.0.1:747"));
         assert_eq!(all[3].desc, "");
+    }
+
+    #[test]
+    fn header_lines_are_joined_and_an_absent_header_is_none() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        assert_eq!(header(&headers), None);
+        headers.append("server-timing", "handler;dur=1".parse().unwrap());
+        headers.append(
+            "server-timing",
+            "kv-write;dur=0.2;desc=\"1\"".parse().unwrap(),
+        );
+        assert_eq!(
+            header(&headers).as_deref(),
+            Some("handler;dur=1, kv-write;dur=0.2;desc=\"1\"")
+        );
     }
 }
