@@ -30,34 +30,23 @@ pub fn handle() -> Response {
     crate::json_response(status, &body)
 }
 
-/// Opens the store and runs one round trip under a key unique to this check (time plus
-/// 64 random bits), so concurrent checks never read each other's values.
+/// One round trip under a key unique to this check (time plus 64 random bits), so
+/// concurrent checks never read each other's values.
 pub(crate) fn kv_check() -> KvHealth {
-    match SpinKv::open() {
-        Ok(store) => kv_round_trip(
-            &store,
-            STORE,
-            &kg_spin::clock::unique_suffix(),
-            now_unix_ms(),
-        ),
-        Err(e) => KvHealth::Failed {
-            store: STORE.into(),
-            reason: e,
-        },
-    }
+    on_store(|store, suffix, now| kv_round_trip(store, STORE, suffix, now))
 }
 
 /// The readiness probe's check: a read while a round trip within
 /// `kg_http::health::KV_WRITE_PROOF_MS` vouches for writes, else a round trip.
 pub(crate) fn kv_check_reading() -> KvHealth {
+    on_store(|store, suffix, now| kv_check_reading_on(store, STORE, suffix, now, KV_WRITE_PROOF_MS))
+}
+
+/// Opens the store and runs `check` on it with this check's unique suffix and the time; a
+/// store that does not open is the failure.
+fn on_store(check: impl FnOnce(&SpinKv, &str, u64) -> KvHealth) -> KvHealth {
     match SpinKv::open() {
-        Ok(store) => kv_check_reading_on(
-            &store,
-            STORE,
-            &kg_spin::clock::unique_suffix(),
-            now_unix_ms(),
-            KV_WRITE_PROOF_MS,
-        ),
+        Ok(store) => check(&store, &kg_spin::clock::unique_suffix(), now_unix_ms()),
         Err(e) => KvHealth::Failed {
             store: STORE.into(),
             reason: e,
