@@ -4,6 +4,7 @@
 use kg_agent_core::memory::Kv;
 use kg_http::health::KvStore;
 use spin_sdk::key_value::Store;
+use spin_sdk::wit::wasi::keyvalue as wasi_kv;
 
 pub const STORE: &str = "default";
 
@@ -29,6 +30,17 @@ impl Kv for SpinKv {
     }
     fn keys(&self) -> Result<Vec<String>, String> {
         self.0.get_keys().map_err(|e| e.to_string())
+    }
+    /// One `wasi:keyvalue/batch` set-many (Spin 3+: one SQLite transaction, so one commit
+    /// and its fsyncs for all of them; a Redis MSET), else one `set` each.
+    fn set_many(&self, entries: &[(String, Vec<u8>)]) -> Result<(), String> {
+        match wasi_kv::store::open(STORE) {
+            Ok(bucket) => wasi_kv::batch::set_many(&bucket, entries).map_err(|e| format!("{e:?}")),
+            Err(e) => {
+                eprintln!("dispatcher: no wasi:keyvalue bucket ({e:?}): one write per key");
+                entries.iter().try_for_each(|(k, v)| Kv::set(self, k, v))
+            }
+        }
     }
 }
 

@@ -38,6 +38,14 @@ pub fn authorize(
     }
 }
 
+/// Records `subject` as the owner of a conversation the turn has just named
+/// (`kg_spin::clock::unique_id`: 64 random bits, so nobody else can have claimed it): no
+/// read, and the write may leave with the turn's first turns ([`Kv::defer`]).
+pub fn claim_new(kv: &dyn Kv, conversation: &str, subject: &str) -> Result<(), String> {
+    check_id(conversation)?;
+    kv.defer(&key(conversation), subject.as_bytes())
+}
+
 /// Forgets the owner with the conversation.
 pub fn forget(kv: &dyn Kv, conversation: &str) -> Result<(), String> {
     kv.delete(&key(conversation))

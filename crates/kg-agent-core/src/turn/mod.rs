@@ -20,7 +20,7 @@ pub use act::resolve;
 
 use crate::approval::{self, Reply};
 use crate::events::{Completion, Event, Outcome, RouteMethod};
-use crate::memory::{self, Turn};
+use crate::memory::{self, Kv, Turn};
 use crate::ownership;
 use crate::react::{self, Limits};
 use deadline::{Bounded, Deadline, deadline_exceeded};
@@ -209,8 +209,39 @@ fn begins_conversation(body: &ChatBody) -> bool {
     body.conversation_id.is_none()
 }
 
-/// Runs one turn for `body`.
+/// Runs one turn for `body`. What it remembers leaves in two batches
+/// ([`memory::Journal`]): a new conversation's owner with the question, once the router
+/// has classified it (from then on `GET /conversations/{id}` finds the conversation, as a
+/// reader polling a running turn expects); the tool lines, the answer and the graph
+/// bookmarks when the turn ends, however it ends. What other requests may need while it
+/// runs (a pending approval, the stream kept for a resume) is written at once.
 pub fn turn(
+    body: &ChatBody,
+    settings: &Settings,
+    actor: &Actor,
+    p: &mut Ports,
+) -> Result<TurnResult, ApiError> {
+    let journal = memory::Journal::new(p.kv);
+    let mut journaled = Ports {
+        kv: &journal,
+        model: &mut *p.model,
+        tools: &mut *p.tools,
+        router: &mut *p.router,
+        summariser: &mut *p.summariser,
+        executor: &mut *p.executor,
+        sink: &mut *p.sink,
+        clock: p.clock,
+        chain: &mut *p.chain,
+    };
+    let result = journaled_turn(body, settings, actor, &mut journaled);
+    // Memory is best effort: a failed write must not fail the answer already given.
+    if let Err(e) = journal.flush() {
+        eprintln!("agent: could not remember a turn: {e}");
+    }
+    result
+}
+
+fn journaled_turn(
     body: &ChatBody,
     settings: &Settings,
     actor: &Actor,
@@ -219,11 +250,15 @@ pub fn turn(
     let conversation = match &body.conversation_id {
         Some(id) => {
             memory::check_id(id).map_err(ApiError::bad_request)?;
+            authorize(p.kv, id, actor, true)?;
             id.clone()
         }
-        None => p.clock.unique_id("c"),
+        None => {
+            let id = p.clock.unique_id("c");
+            ownership::claim_new(p.kv, &id, &actor.caller.subject).map_err(kv_error)?;
+            id
+        }
     };
-    authorize(p.kv, &conversation, actor, true)?;
     // The turn's graph reads wait for the conversation's earlier writes (on a cluster, a
     // follower may not have applied them yet), and its own writes are remembered for the
     // next turn, whatever the turn's outcome.
@@ -346,6 +381,7 @@ fn converse(
         let reply = approval::classify_reply(&body.message);
         if reply != Reply::Other {
             remember(p, &conversation, "user", &body.message, Some("approval"));
+            record_question(p);
             let mut resumed = resolve(&token, reply == Reply::Yes, Some(&conversation), actor, p)?;
             resumed.conversation_id = conversation;
             return Ok(resumed);
@@ -413,6 +449,7 @@ fn converse(
         }
     };
     remember(p, &conversation, "user", &body.message, Some(intent));
+    record_question(p);
     check_listening(p)?;
 
     // The prompts' language: the question's, as the router and summariser choose theirs.
@@ -570,6 +607,15 @@ fn remember(p: &Ports, conversation: &str, role: &str, content: &str, route: Opt
     // Ordered keys: the user turn and an instant answer often share a millisecond.
     if let Err(e) = memory::append(p.kv, conversation, turn, &p.clock.ordered_suffix()) {
         eprintln!("agent: could not remember a turn of {conversation}: {e}");
+    }
+}
+
+/// Writes the question (and a new conversation's owner) now, in one batch, rather than
+/// with the answer: the turn may run for minutes, and its conversation must be found
+/// meanwhile, and keep its question should the turn never end.
+fn record_question(p: &Ports) {
+    if let Err(e) = p.kv.flush() {
+        eprintln!("agent: could not remember a question: {e}");
     }
 }
 

@@ -1,6 +1,7 @@
 //! A turn that begins a conversation reads nothing of it from the store (there is nothing
 //! yet), and never lists the store's keys (a cost that grows with the whole store); the
-//! next turn of that conversation reads its history as before.
+//! next turn of that conversation reads its history as before. A turn writes what it
+//! remembers in two batches: the owner of a new conversation with the question, then the rest.
 
 use super::fakes::{Say, World};
 use super::{actor, body};
@@ -52,9 +53,27 @@ fn a_new_conversation_is_not_read_and_the_next_turn_reads_it() {
         kv.read.borrow()
     );
 
+    // What it remembers left in two batches: the owner with the question, then the answer.
+    let writes = kv.writes.borrow().clone();
+    assert_eq!(writes.len(), 2, "{writes:?}");
+    assert_eq!(writes[0][0], format!("owner/{conversation}"), "{writes:?}");
+    assert_eq!(writes[0].len(), 2, "{writes:?}");
+    assert_eq!(writes[1].len(), 1, "{writes:?}");
+    assert!(writes.concat()[1..].iter().all(|k| k.starts_with(&prefix)));
+    let stored = crate::memory::load(&kv, &conversation).unwrap().turns;
+    let roles: Vec<&str> = stored.iter().map(|t| t.role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant"]);
+
     world.model.script = vec![Say::Text("Still 10.")].into();
+    let listed_before = kv.listed.get();
     run(&mut world, &kv, Some(&conversation)).expect("second turn");
-    assert_eq!(kv.listed.get(), 1, "the second turn lists its turns once");
+    let writes = kv.writes.borrow().clone();
+    assert_eq!(writes.len(), 4, "the question, then the answer: {writes:?}");
+    assert_eq!(
+        kv.listed.get() - listed_before,
+        1,
+        "the second turn lists its turns once"
+    );
     assert!(
         kv.read.borrow().iter().any(|k| k.starts_with(&prefix)),
         "the second turn read nothing of its conversation"
