@@ -300,13 +300,32 @@ async fn each_demo_action_applies_its_effects_or_says_why_not() {
         }
     };
 
-    // approve: draft → approved, the approver recorded; twice → "Only a draft…".
+    // approve: draft → approved, the approver recorded; twice → "Only a draft…". The
+    // approver recorded is the authenticated caller (`caller()` in the catalog): a request
+    // cannot name anyone else, as it could when `approver` was a parameter.
     let (status, r) = post(
         host,
         "/actions/PurchaseOrder/approve/execute",
         json!({"entity_ids": [draft], "parameters": {"approver": "alice"}}),
     )
     .await;
+    assert_eq!(status, 400, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("unknown parameter `approver`")),
+        "{r}"
+    );
+    assert_eq!(status_of(draft.clone()).await, "draft");
+    let (status, r) = host
+        .send_as(
+            Some(auth::OPERATOR),
+            "POST",
+            "/actions/PurchaseOrder/approve/execute",
+            &json!({"entity_ids": [draft]}).to_string(),
+        )
+        .await
+        .unwrap();
     assert_eq!((status, r["succeeded"].as_u64()), (200, Some(1)), "{r}");
     assert_eq!(status_of(draft.clone()).await, "approved");
     assert_eq!(
@@ -315,7 +334,7 @@ async fn each_demo_action_applies_its_effects_or_says_why_not() {
             &format!("MATCH (o:PurchaseOrder {{id: '{draft}'}}) RETURN o.approved_by")
         )
         .await,
-        ["alice"]
+        ["operator"]
     );
     let (_, r) = post(
         host,

@@ -149,7 +149,12 @@ impl Guest for ActionExecutor {
         let given = parse_parameters(&parameters)?;
         let resolved = resolve_parameters(action, &given).map_err(invalid)?;
         let plan = ActionPlan::new(&catalog, action);
-        let statement = plan.validate_statement(&ids, &resolved, &clock::now_rfc3339());
+        let statement = plan.validate_statement(
+            &ids,
+            &resolved,
+            &clock::now_rfc3339(),
+            access::subject(&caller)?,
+        );
         let client = client()?;
         let result = client
             .run(&statement.text, statement.params, AccessMode::Read)

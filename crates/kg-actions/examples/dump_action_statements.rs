@@ -35,7 +35,7 @@ fn main() {
         let parameters =
             resolve_parameters(action, &Json::Object(given)).expect("sample parameters resolve");
         for ids in [vec!["ID-1".to_string()], vec!["ID-1".into(), "ID-2".into()]] {
-            out.insert(plan.validate_statement(&ids, &parameters, NOW).text);
+            out.insert(plan.validate_statement(&ids, &parameters, NOW, "dev").text);
             let run = RunContext {
                 idempotency_key: "key-1".into(),
                 parameters: parameters.clone(),

@@ -170,15 +170,18 @@ impl ActionPlan {
     }
 
     /// The dry run: per id, whether the entity exists and each check's result. READ only.
-    /// `parameters` are the resolved action parameters; `now` is RFC 3339.
+    /// `parameters` are the resolved action parameters; `now` is RFC 3339; `actor` is the
+    /// caller's subject (`caller()`).
     pub fn validate_statement(
         &self,
         ids: &[String],
         parameters: &Map<String, Json>,
         now: &str,
+        actor: &str,
     ) -> Statement {
         let mut params = self.base_params.values.clone();
         params.insert("ids".into(), json!(ids));
+        params.insert("actor".into(), json!(actor));
         insert_run_values(&mut params, parameters, now);
         let text = format!(
             "UNWIND $ids AS id\n{}RETURN id, {} IS NOT NULL AS found, {} AS checks",
@@ -480,7 +483,7 @@ pub fn lock_in_order(scope: &str, nodes: &str, carried: &str) -> String {
 }
 
 /// The values every statement of an action may refer to: `$p_<name>` for each action
-/// parameter, `$now` and `$today`.
+/// parameter, `$now` and `$today` (`$actor`, for `caller()`, is set by each statement).
 fn insert_run_values(values: &mut Map<String, Json>, parameters: &Map<String, Json>, now: &str) {
     values.insert("now".into(), json!(now));
     values.insert("today".into(), json!(now.get(..10).unwrap_or_default()));

@@ -117,7 +117,12 @@ fn the_demo_catalog_loads() {
         catalog.action("Supplier", "blockSupplier").unwrap().roles,
         vec![kg_identity::Role::Admin]
     );
-    let v = plan.validate_statement(&["PO-0001".into()], &Map::new(), "2026-11-23T04:00:00.000Z");
+    let v = plan.validate_statement(
+        &["PO-0001".into()],
+        &Map::new(),
+        "2026-11-23T04:00:00.000Z",
+        "dev",
+    );
     assert!(
         !v.text.contains("SET") && !v.text.contains("CREATE"),
         "{}",
@@ -160,4 +165,42 @@ fn catalog_errors_name_the_line() {
     assert!(e.message.contains("entity type `X` is not declared"), "{e}");
     let e = load("[entities.A]\nkey = 'id'\nproperties = { id = 'strin' }\n").unwrap_err();
     assert_eq!(e.line, 3, "{e}");
+}
+
+/// The demo's `approve` records the caller (`caller()`, sent as `$actor`), and takes no
+/// parameter that could name someone else; the dry run carries the caller too, so a
+/// precondition may compare with it.
+#[test]
+fn approve_records_the_caller_not_a_parameter() {
+    let catalog = load(&catalog_text()).unwrap();
+    let approve = catalog.action("PurchaseOrder", "approve").unwrap();
+    assert!(approve.parameters.is_empty(), "{:?}", approve.parameters);
+    let plan = ActionPlan::new(&catalog, approve);
+    let run = RunContext {
+        idempotency_key: "k".into(),
+        parameters: Map::new(),
+        actor: Some("ada".into()),
+        now: "2026-11-23T04:00:00.000Z".into(),
+    };
+    let s = plan.execute_statement(&[("PO-0001".into(), "L-0".into())], &run, 0);
+    assert!(s.text.contains("$actor] AS after"), "{}", s.text);
+    assert_eq!(s.params["actor"], "ada");
+    let v = plan.validate_statement(
+        &["PO-0001".into()],
+        &Map::new(),
+        "2026-11-23T04:00:00.000Z",
+        "ada",
+    );
+    assert_eq!(v.params["actor"], "ada");
+
+    let checked = catalog_text().replace(
+        "check = \"this.status == 'draft'\"",
+        "check = \"this.status == 'draft' and this.approved_by != caller()\"",
+    );
+    assert!(load(&checked).is_ok(), "caller() is a string in a check");
+    let wrong = catalog_text().replace(
+        "check = \"this.status == 'draft'\"",
+        "check = \"caller() > 1\"",
+    );
+    assert!(load(&wrong).is_err(), "caller() is not a number");
 }

@@ -228,7 +228,7 @@ fn bindings_in(expr: &Expr, out: &mut BTreeSet<String>) {
             bindings_in(left, out);
             bindings_in(right, out);
         }
-        Expr::Literal(_) | Expr::Param(..) | Expr::Now | Expr::Today => {}
+        Expr::Literal(_) | Expr::Param(..) | Expr::Now | Expr::Today | Expr::Caller => {}
     }
 }
 

@@ -104,7 +104,7 @@ pub fn check_expr(expr: &Expr, scope: &Scope) -> Result<ValueType, ExprError> {
             property,
             pos,
         } => scope.property(binding, property, *pos)?,
-        Expr::Now | Expr::Today => ValueType::String,
+        Expr::Now | Expr::Today | Expr::Caller => ValueType::String,
         Expr::Exists(binding, pos) => {
             if !scope.bindings.contains_key(binding) {
                 return Err(ExprError::at(*pos, format!("unknown entity `{binding}`")));

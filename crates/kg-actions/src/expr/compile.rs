@@ -45,6 +45,7 @@ pub fn compile_expr(expr: &Expr, params: &mut CypherParams) -> String {
         } => format!("{}.{}", variable(binding), quote(property)),
         Expr::Now => "$now".into(),
         Expr::Today => "$today".into(),
+        Expr::Caller => "$actor".into(),
         Expr::Exists(binding, _) => format!("({} IS NOT NULL)", variable(binding)),
         Expr::Not(inner, _) => format!("(NOT {})", compile_expr(inner, params)),
         Expr::Neg(inner, _) => format!("(-{})", compile_expr(inner, params)),

@@ -54,6 +54,10 @@ pub enum Expr {
     Now,
     /// `today()`: the execution date, `YYYY-MM-DD`.
     Today,
+    /// `caller()`: the authenticated subject whose request runs the action (the approver
+    /// who redeems an approval, for an action that needs one): what an effect records as
+    /// the person, never a parameter the request could set to any name.
+    Caller,
     /// `exists(binding)`: the related entity is present.
     Exists(String, Pos),
     Not(Box<Expr>, Pos),

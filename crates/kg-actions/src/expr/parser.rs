@@ -356,11 +356,12 @@ impl Parser {
         let expr = match function {
             "now" => Expr::Now,
             "today" => Expr::Today,
+            "caller" => Expr::Caller,
             "exists" => Expr::Exists(self.name("an entity name")?, pos),
             other => {
                 return Err(ExprError::at(
                     pos,
-                    format!("unknown function `{other}` (known: now, today, exists)"),
+                    format!("unknown function `{other}` (known: now, today, caller, exists)"),
                 ));
             }
         };
