@@ -536,8 +536,9 @@ async fn a_repeated_idempotency_key_replays_and_writes_nothing() {
     assert_eq!(r["successes"][0]["replayed"], true, "{r}");
 }
 
-/// A key repeated after its action was undone answers with the current truth: the
-/// recorded success, marked undone, with who undid it and when; nothing runs again.
+/// A key repeated after its action was undone answers with the current truth: not a
+/// success (the order is not paid), a `conflict` failure marked undone, with who undid it
+/// and when, saying how to pay again; nothing runs again — until a new key asks.
 #[tokio::test]
 async fn a_replay_after_undo_says_the_change_was_undone() {
     let stack = Stack::start().await.unwrap();
@@ -562,7 +563,21 @@ async fn a_replay_after_undo_says_the_change_was_undone() {
 
     let (status, again) = post(&stack.host, path, body).await;
     assert_eq!(status, 200, "{again}");
-    let replay = &again["successes"][0];
+    assert_eq!(
+        (again["succeeded"].as_u64(), again["failed"].as_u64()),
+        (Some(0), Some(1)),
+        "{again}"
+    );
+    let replay = &again["failures"][0];
+    assert_eq!(replay["success"], false, "{again}");
+    assert_eq!(replay["reason"], "conflict", "{again}");
+    assert!(
+        replay["error"].as_str().is_some_and(
+            |m| m.contains("was undone by admin") && m.contains("send a new idempotency_key")
+        ),
+        "{again}"
+    );
+    assert_eq!(replay["log_id"], log_id.as_str(), "{again}");
     assert_eq!(replay["replayed"], true, "{again}");
     assert_eq!(replay["undone"], true, "{again}");
     assert_eq!(replay["undone_by"], "admin", "{again}");
@@ -579,6 +594,27 @@ async fn a_replay_after_undo_says_the_change_was_undone() {
         .await,
         ["approved"],
         "the replay did not pay again"
+    );
+
+    // As the message says: a new key pays again.
+    let (status, repaid) = post(
+        &stack.host,
+        path,
+        json!({"entity_ids": [order], "idempotency_key": "pay-again"}),
+    )
+    .await;
+    assert_eq!(
+        (status, repaid["succeeded"].as_u64()),
+        (200, Some(1)),
+        "{repaid}"
+    );
+    assert_eq!(
+        strings(
+            &stack,
+            &format!("MATCH (o:PurchaseOrder {{id: '{order}'}}) RETURN o.status")
+        )
+        .await,
+        ["paid"]
     );
 }
 

@@ -5,7 +5,7 @@ use crate::catalog::Catalog;
 use crate::expr::quote;
 use crate::outcome::json_of;
 use crate::statement::{Statement, lock_in_order};
-use kg_wit::types::{EntityOutcome, PropertyChange, UndoInfo};
+use kg_wit::types::{EntityOutcome, Failure, FailureReason, PropertyChange, UndoInfo};
 use neo4j_client::{QueryResult, Value};
 use serde_json::{Map, Value as Json, json};
 
@@ -61,8 +61,42 @@ impl LogRecord {
 
     /// The success this entry records, as the outcome of its entity: `replayed` when it
     /// answers a repeated request; with the undo, when there was one, because a replay
-    /// tells the current truth.
+    /// tells the current truth. A replay of an entry undone since is a failure
+    /// (`conflict`): what the key asked for does not stand, nothing ran now, and the
+    /// message says how to run it again (a new idempotency key) — answering `success`
+    /// would tell a client its order is paid when it is not.
     pub fn applied_outcome(&self, replayed: bool) -> EntityOutcome {
+        if replayed && let Some(undo) = self.undo_info() {
+            return EntityOutcome {
+                entity_id: self.entity_id.clone(),
+                success: false,
+                changes: Vec::new(),
+                failure: Some(Failure {
+                    reason: FailureReason::Conflict,
+                    message: format!(
+                        "{}.{} ran on {} under this idempotency key (log {}) and was undone{}{} (log {}): nothing ran now; to run it again, send a new idempotency_key",
+                        self.entity_type,
+                        self.action_name,
+                        self.entity_id,
+                        self.id,
+                        undo.actor
+                            .as_deref()
+                            .map(|a| format!(" by {a}"))
+                            .unwrap_or_default(),
+                        if undo.at.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" at {}", undo.at)
+                        },
+                        undo.log_id,
+                    ),
+                    precondition: None,
+                }),
+                log_id: Some(self.id.clone()),
+                replayed,
+                undone: Some(undo),
+            };
+        }
         EntityOutcome {
             entity_id: self.entity_id.clone(),
             success: true,
@@ -314,4 +348,64 @@ pub fn undo_statement(
     params.insert("actor".into(), actor.map_or(Json::Null, |a| json!(a)));
     params.insert("now".into(), json!(now));
     Ok(Statement { text, params })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(undone: bool) -> LogRecord {
+        LogRecord {
+            id: "LOG-1".into(),
+            entity_type: "PurchaseOrder".into(),
+            action_name: "makePayment".into(),
+            entity_id: "PO-1".into(),
+            parameters: "{}".into(),
+            idempotency_key: "k".into(),
+            actor: Some("ada".into()),
+            at: "2026-11-27T10:00:00Z".into(),
+            undone_by: undone.then(|| "LOG-2".into()),
+            undone_actor: undone.then(|| "bob".into()),
+            undone_at: undone.then(|| "2026-11-27T11:00:00Z".into()),
+            changes: vec![RecordedChange {
+                seq: 0,
+                entity_id: "PO-1".into(),
+                property: "status".into(),
+                before: Some("\"approved\"".into()),
+                after: Some("\"paid\"".into()),
+                delta: false,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_replay_of_an_undone_entry_fails_and_says_how_to_run_it_again() {
+        let o = record(true).applied_outcome(true);
+        assert!(!o.success);
+        assert!(o.changes.is_empty());
+        assert!(o.replayed);
+        assert_eq!(o.undone.as_ref().map(|u| u.log_id.as_str()), Some("LOG-2"));
+        let f = o.failure.expect("a failure");
+        assert_eq!(f.reason, FailureReason::Conflict);
+        for part in [
+            "PurchaseOrder.makePayment ran on PO-1",
+            "(log LOG-1)",
+            "undone by bob at 2026-11-27T11:00:00Z (log LOG-2)",
+            "nothing ran now",
+            "send a new idempotency_key",
+        ] {
+            assert!(f.message.contains(part), "{part}: {}", f.message);
+        }
+    }
+
+    #[test]
+    fn a_replay_that_stands_and_a_found_application_are_successes() {
+        let replay = record(false).applied_outcome(true);
+        assert!(replay.success && replay.replayed && replay.failure.is_none());
+        assert_eq!(replay.changes.len(), 1);
+        // Found applied by reconciliation (not a replay): the success it was, undone or not.
+        let found = record(true).applied_outcome(false);
+        assert!(found.success && !found.replayed);
+        assert!(found.undone.is_some());
+    }
 }
