@@ -2,8 +2,11 @@
 behind FastAPI and in-process): per agent step, (4-step turn − 0-step turn) / 4 minus the
 graph and LLM round trips in that difference, and the 0-step turn; medians, ms.
 
-  python compare.py OURS_TABLE LANGGRAPH_HTTP_JSON LANGGRAPH_IN_PROCESS_JSON
+  python compare.py OURS_TABLE LANGGRAPH_HTTP_JSON LANGGRAPH_IN_PROCESS_JSON [HOSTS_OUTPUT]
   python compare.py --zero-step-llm-calls OURS_TABLE   (LLM calls of ours' 0-step turn)
+
+HOSTS_OUTPUT: the `hosts` bench's output, whose `steps-json:` lines give ours on real Spin
+(a step and the 0-step turn at the client, round trips included), printed as a second table.
 """
 
 from __future__ import annotations
@@ -99,8 +102,35 @@ def main() -> None:
     met = alike and 0 < ours["orchestration"] <= 0.3 and worst >= 20
     print(f"Target (issue #18): ours ≤ 0.3 ms per step and ≥ 20× below LangGraph: {ours['orchestration']:.3f} ms, "
           f"{worst:.1f}× the faster LangGraph — " + ("met" if met else "not met"))
+    if len(sys.argv) > 5:
+        on_spin(open(sys.argv[5], encoding="utf-8").read(), http, local)
     if not alike:
         sys.exit(1)
+
+
+def on_spin(hosts: str, http: dict, local: dict) -> None:
+    """Ours on real Spin (the `hosts` bench, same scripts) next to LangGraph: what a user
+    of `spin up` gets. At the client, round trips included on both sides."""
+    figures = {}
+    for line in hosts.splitlines():
+        if line.startswith("steps-json: "):
+            entry = json.loads(line[len("steps-json: "):])
+            figures[entry["host"]] = entry
+    spin = figures.get("spin")
+    if spin is None:
+        print("
+ours on real Spin: not measured (the hosts bench found no Spin CLI)")
+        return
+    print("
+ours on real Spin 4.0.2 (`hosts` bench, same scripts, default SQLite store, the request counter on; "
+          "at the client, graph and LLM round trips included) vs LangGraph, ms:")
+    print("| | ours on Spin | ours on devhost (same run) | LangGraph behind FastAPI | LangGraph / ours on Spin | LangGraph in-process | LangGraph / ours on Spin |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    devhost = figures.get("devhost", {})
+    for what, key, peer_key in (("per agent step: all of it", "step_ms", "step"), ("0-step turn", "zero_ms", "zero")):
+        mine = spin[key]
+        print(f"| {what} | {mine:.3f} | {devhost.get(key, float('nan')):.3f} | {http[peer_key]:.3f} | "
+              f"{http[peer_key] / mine:.1f}× | {local[peer_key]:.3f} | {local[peer_key] / mine:.1f}× |")
 
 
 if __name__ == "__main__":

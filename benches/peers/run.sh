@@ -18,6 +18,8 @@
 #    in-process (the framework alone).
 # 5. One table: per agent step, (4-step turn − 0-step turn) / 4 minus the graph and LLM
 #    round trips inside it, and the 0-step turn; ours, LangGraph's, the ratio.
+# 6. With a Spin CLI (SPIN_BIN or PATH), ours on real Spin too (the hosts bench, same
+#    scripts): a step and the 0-step turn at the client, next to LangGraph's.
 #
 # --short     20 turns each (and 5 of warm-up): checks that it runs, numbers are rough.
 # --no-setup  skip scripts/setup.sh (devgraph, devhost and the components are built).
@@ -52,6 +54,8 @@ fi
 
 [ "$setup" = 1 ] && scripts/setup.sh
 cargo build --release -q -p kg-e2e --example peer_stack
+# request_profile measures the host's floor for a step with it.
+cargo build -q --profile component --target wasm32-wasip2 -p kg-step-floor
 cargo bench -q -p kg-e2e --no-run --bench request_profile
 
 out=$(mktemp -d)
@@ -82,6 +86,22 @@ for mode in http in-process; do
     --zero-step-llm-calls "$zero_calls" --table >"$out/langgraph-$mode.json"
 done
 
+# Ours on real Spin too, when a Spin CLI is found (issue #36: the ratio users of `spin up`
+# get): the hosts bench serves the same build on devhost and Spin with the same scripts.
+spin_table=()
+if spin=$(scripts/find-spin.sh) && [ -n "$spin" ]; then
+  echo "peers: ours on real Spin ($spin): the hosts bench" >&2
+  if SPIN_BIN=$spin KG_BENCH_SHORT=$short cargo bench -q -p kg-e2e --bench hosts \
+    2>"$out/hosts.log" | grep -v '^{"' >"$out/hosts.txt"; then
+    spin_table=("$out/hosts.txt")
+  else
+    tail -40 "$out/hosts.log" >&2
+    echo "peers: the hosts bench failed: no Spin row" >&2
+  fi
+else
+  echo "peers: no Spin CLI (SPIN_BIN or PATH): ours on devhost only" >&2
+fi
+
 cat "$out/ours.txt"
 PYTHONDONTWRITEBYTECODE=1 "$venv/bin/python" benches/peers/compare.py \
-  "$out/ours.txt" "$out/langgraph-http.json" "$out/langgraph-in-process.json"
+  "$out/ours.txt" "$out/langgraph-http.json" "$out/langgraph-in-process.json" "${spin_table[@]}"

@@ -185,6 +185,24 @@ async fn main() -> anyhow::Result<()> {
     for line in loads {
         println!("{line}");
     }
+    // An agent step as benches/peers reads it next to LangGraph's: the 4-step turn less
+    // the 0-step one, / STEPS, at the client (round trips included: Spin offers no
+    // Server-Timing to take them out), and the 0-step turn; the same scripts as
+    // request_profile's (6 LLM calls and 4 graph statements against 1 LLM call).
+    for &kind in &kinds {
+        let median = |route| results.get(&(route, kind.name())).map(|(m, _)| *m);
+        if let (Some(zero), Some(four)) = (median(Route::Chat0), median(Route::Chat4)) {
+            let step = (four - zero) / STEPS as f64;
+            println!(
+                "{}: an agent step at the client ((4-step - 0-step /chat) / {STEPS}) {step:.3} ms; a 0-step /chat {zero:.3} ms",
+                kind.name()
+            );
+            println!(
+                "steps-json: {}",
+                json!({"host": kind.name(), "step_ms": step, "zero_ms": zero})
+            );
+        }
+    }
     if let Some(redis) = redis {
         redis.stop().await?;
     }
