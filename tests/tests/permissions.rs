@@ -661,3 +661,80 @@ async fn no_prompt_makes_the_agent_act_for_a_viewer() {
         "{offered:?}"
     );
 }
+
+/// Five subjects start their first turn in one client-named conversation at once, four
+/// times each: exactly one subject gets it (an atomic claim, on every host and instance),
+/// every other subject's turn is refused as not found, and the conversation holds only
+/// the winner's turns. A read-then-write claim let two subjects in, and one's questions
+/// then landed in the other's conversation.
+#[tokio::test]
+async fn concurrent_first_turns_of_one_named_conversation_give_it_to_one_subject() {
+    let llm = ScriptedLlm::start().await;
+    llm.then((0..40).map(|_| text("Hello.")));
+    let stack = stack_with_llm(&llm).await;
+    let subjects = [
+        (auth::VIEWER, "viewer"),
+        (auth::OPERATOR, "operator"),
+        (auth::APPROVER, "approver"),
+        (auth::APPROVER2, "approver2"),
+        (auth::OPAPPROVER, "opapprover"),
+    ];
+    let id = "claimed-by-one";
+    let turns = subjects.iter().flat_map(|&(key, name)| {
+        let stack = &stack;
+        (0..4).map(move |i| async move {
+            let (status, r) = send(
+                stack,
+                key,
+                "POST",
+                "/chat",
+                json!({"message": format!("hello from {name} {i}"), "conversation_id": id, "routing_mode": "rule"}),
+            )
+            .await;
+            (name, status, r)
+        })
+    });
+    let answers = futures::future::join_all(turns).await;
+    let mut winners = std::collections::BTreeSet::new();
+    let mut admitted = 0;
+    for (name, status, r) in &answers {
+        match status {
+            200 => {
+                winners.insert(*name);
+                admitted += 1;
+            }
+            404 => assert_eq!(r["error"]["code"], "not_found", "{r}"),
+            other => panic!("{name}: {other} {r}"),
+        }
+    }
+    println!(
+        "claims: {winners:?} admitted {admitted} of {}",
+        answers.len()
+    );
+    assert_eq!(winners.len(), 1, "{answers:?}");
+    let winner = winners.first().copied().unwrap_or_default();
+
+    let (status, c) = send(
+        &stack,
+        auth::ADMIN,
+        "GET",
+        &format!("/conversations/{id}"),
+        Value::Null,
+    )
+    .await;
+    assert_eq!(status, 200, "{c}");
+    let questions: Vec<&str> = c["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["role"] == "user")
+        .map(|t| t["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(questions.len(), admitted, "{c}");
+    assert!(
+        questions
+            .iter()
+            .all(|q| q.starts_with(&format!("hello from {winner} "))),
+        "another subject's turn in {winner}'s conversation: {questions:?}"
+    );
+}

@@ -31,6 +31,11 @@ impl Kv for SpinKv {
     fn keys(&self) -> Result<Vec<String>, String> {
         self.0.get_keys().map_err(|e| e.to_string())
     }
+    /// `wasi:keyvalue/atomics` increment: one step on every instance sharing the store.
+    fn increment(&self, key: &str, delta: i64) -> Result<i64, String> {
+        let bucket = wasi_kv::store::open(STORE).map_err(|e| format!("{e:?}"))?;
+        wasi_kv::atomics::increment(&bucket, key, delta).map_err(|e| format!("{e:?}"))
+    }
     /// One `wasi:keyvalue/batch` set-many (Spin 3+: one SQLite transaction, so one commit
     /// and its fsyncs for all of them; a Redis MSET), else one `set` each.
     fn set_many(&self, entries: &[(String, Vec<u8>)]) -> Result<(), String> {

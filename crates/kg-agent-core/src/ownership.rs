@@ -9,6 +9,11 @@ fn key(conversation: &str) -> String {
     format!("owner/{conversation}")
 }
 
+/// The counter that decides who claims a client-named id first.
+fn claim_key(conversation: &str) -> String {
+    format!("claim/{conversation}")
+}
+
 /// Why access was refused: the caller may not know the conversation exists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refused {
@@ -17,7 +22,7 @@ pub enum Refused {
 }
 
 /// May `subject` use `conversation`? `start` claims an unowned id for the subject (a new
-/// conversation); otherwise an unowned id is not found for anyone but an admin.
+/// conversation, [`claim`]); otherwise an unowned id is not found for anyone but an admin.
 pub fn authorize(
     kv: &dyn Kv,
     conversation: &str,
@@ -30,11 +35,34 @@ pub fn authorize(
         Some(owner) if owner == subject.as_bytes() => Ok(()),
         Some(_) if admin => Ok(()),
         Some(_) => Err(Refused::NotFound),
-        None if start => kv
-            .set(&key(conversation), subject.as_bytes())
-            .map_err(Refused::Store),
+        None if start => claim(kv, conversation, subject, admin),
         None if admin => Ok(()),
         None => Err(Refused::NotFound),
+    }
+}
+
+/// Claims an unowned id a client named. One atomic increment of `claim/<id>` decides who
+/// was first, on every instance sharing the store: the first records itself as the owner
+/// at once. A read then a write, as before, let two subjects starting their first turns
+/// at once both claim it, and one's turns then landed in the other's conversation. Anyone
+/// after the first finds the owner it recorded; in the moment before that write lands the
+/// id is not found (an admin may still use it), so a subject that sends its first turn
+/// twice at the same instant may see one refused, and can retry. (The owner is written at
+/// once, not with the question ([`Kv::defer`]), to keep that moment short.)
+fn claim(kv: &dyn Kv, conversation: &str, subject: &str, admin: bool) -> Result<(), Refused> {
+    if kv
+        .increment(&claim_key(conversation), 1)
+        .map_err(Refused::Store)?
+        == 1
+    {
+        return kv
+            .set(&key(conversation), subject.as_bytes())
+            .map_err(Refused::Store);
+    }
+    match kv.get(&key(conversation)).map_err(Refused::Store)? {
+        Some(owner) if owner == subject.as_bytes() => Ok(()),
+        _ if admin => Ok(()),
+        _ => Err(Refused::NotFound),
     }
 }
 
@@ -46,9 +74,10 @@ pub fn claim_new(kv: &dyn Kv, conversation: &str, subject: &str) -> Result<(), S
     kv.defer(&key(conversation), subject.as_bytes())
 }
 
-/// Forgets the owner with the conversation.
+/// Forgets the owner with the conversation (and its claim, so the id may be used again).
 pub fn forget(kv: &dyn Kv, conversation: &str) -> Result<(), String> {
-    kv.delete(&key(conversation))
+    kv.delete(&key(conversation))?;
+    kv.delete(&claim_key(conversation))
 }
 
 /// One of a subject's conversations, as `GET /conversations` lists it.
@@ -200,8 +229,74 @@ mod tests {
             authorize(&kv, "c1", "ann", false, false),
             Err(Refused::NotFound)
         );
+        authorize(&kv, "c1", "bob", false, true).unwrap();
+        assert_eq!(
+            kv.get("owner/c1").unwrap().as_deref(),
+            Some(&b"bob"[..]),
+            "a forgotten id can be claimed again"
+        );
         assert_eq!(
             authorize(&kv, "../x", "ann", false, true),
+            Err(Refused::NotFound)
+        );
+    }
+
+    /// A store on which every claimant reads "no owner yet": the race a read-then-write
+    /// claim lost (both read before either wrote, and both were admitted).
+    struct NoOwnerYet(MemKv);
+
+    impl Kv for NoOwnerYet {
+        fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+            if key.starts_with("owner/") {
+                return Ok(None);
+            }
+            self.0.get(key)
+        }
+        fn set(&self, key: &str, value: &[u8]) -> Result<(), String> {
+            self.0.set(key, value)
+        }
+        fn delete(&self, key: &str) -> Result<(), String> {
+            self.0.delete(key)
+        }
+        fn keys(&self) -> Result<Vec<String>, String> {
+            self.0.keys()
+        }
+    }
+
+    #[test]
+    fn of_claimants_that_all_read_no_owner_only_the_first_is_admitted() {
+        let kv = NoOwnerYet(MemKv::default());
+        authorize(&kv, "shared", "ann", false, true).unwrap();
+        assert_eq!(
+            authorize(&kv, "shared", "bob", false, true),
+            Err(Refused::NotFound)
+        );
+        authorize(&kv, "shared", "root", true, true).unwrap();
+        assert_eq!(
+            kv.0.get("owner/shared").unwrap().as_deref(),
+            Some(&b"ann"[..])
+        );
+    }
+
+    /// Through a turn's journal too, the winner's owner is written at once: its next
+    /// turns get in, the others are refused, an admin is let in.
+    #[test]
+    fn the_first_claim_wins_and_the_others_are_refused() {
+        let kv = MemKv::default();
+        let journal = crate::memory::Journal::new(&kv);
+        authorize(&journal, "shared", "ann", false, true).unwrap();
+        assert_eq!(
+            kv.get("owner/shared").unwrap().as_deref(),
+            Some(&b"ann"[..])
+        );
+        assert_eq!(
+            authorize(&kv, "shared", "bob", false, true),
+            Err(Refused::NotFound)
+        );
+        authorize(&kv, "shared", "root", true, true).unwrap();
+        authorize(&kv, "shared", "ann", false, true).unwrap();
+        assert_eq!(
+            authorize(&kv, "shared", "bob", false, true),
             Err(Refused::NotFound)
         );
     }
