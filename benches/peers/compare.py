@@ -118,11 +118,9 @@ def on_spin(hosts: str, http: dict, local: dict) -> None:
             figures[entry["host"]] = entry
     spin = figures.get("spin")
     if spin is None:
-        print("
-ours on real Spin: not measured (the hosts bench found no Spin CLI)")
+        print("\nours on real Spin: not measured (the hosts bench found no Spin CLI)")
         return
-    print("
-ours on real Spin 4.0.2 (`hosts` bench, same scripts, default SQLite store, the request counter on; "
+    print("\nours on real Spin 4.0.2 (`hosts` bench, same scripts, default SQLite store, the request counter on; "
           "at the client, graph and LLM round trips included) vs LangGraph, ms:")
     print("| | ours on Spin | ours on devhost (same run) | LangGraph behind FastAPI | LangGraph / ours on Spin | LangGraph in-process | LangGraph / ours on Spin |")
     print("|---|---:|---:|---:|---:|---:|---:|")
