@@ -102,8 +102,8 @@ def main() -> None:
     met = alike and 0 < ours["orchestration"] <= 0.3 and worst >= 20
     print(f"Target (issue #18): ours ≤ 0.3 ms per step and ≥ 20× below LangGraph: {ours['orchestration']:.3f} ms, "
           f"{worst:.1f}× the faster LangGraph — " + ("met" if met else "not met"))
-    if len(sys.argv) > 5:
-        on_spin(open(sys.argv[5], encoding="utf-8").read(), http, local)
+    if len(sys.argv) > 4:
+        on_spin(open(sys.argv[4], encoding="utf-8").read(), http, local)
     if not alike:
         sys.exit(1)
 
