@@ -59,11 +59,8 @@ fn claim(kv: &dyn Kv, conversation: &str, subject: &str, admin: bool) -> Result<
             .set(&key(conversation), subject.as_bytes())
             .map_err(Refused::Store);
     }
-    match kv.get(&key(conversation)).map_err(Refused::Store)? {
-        Some(owner) if owner == subject.as_bytes() => Ok(()),
-        _ if admin => Ok(()),
-        _ => Err(Refused::NotFound),
-    }
+    // Someone was first: the rules for an id that is not being started.
+    authorize(kv, conversation, subject, admin, false)
 }
 
 /// Records `subject` as the owner of a conversation the turn has just named
