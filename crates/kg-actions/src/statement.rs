@@ -181,8 +181,7 @@ impl ActionPlan {
     ) -> Statement {
         let mut params = self.base_params.values.clone();
         params.insert("ids".into(), json!(ids));
-        params.insert("actor".into(), json!(actor));
-        insert_run_values(&mut params, parameters, now);
+        insert_run_values(&mut params, parameters, now, Some(actor));
         let text = format!(
             "UNWIND $ids AS id\n{}RETURN id, {} IS NOT NULL AS found, {} AS checks",
             self.match_entities("id", "id"),
@@ -387,8 +386,7 @@ impl ActionPlan {
             "parameters_json".into(),
             json!(Json::Object(run.parameters.clone()).to_string()),
         );
-        values.insert("actor".into(), json!(run.actor));
-        insert_run_values(&mut values, &run.parameters, &run.now);
+        insert_run_values(&mut values, &run.parameters, &run.now, run.actor.as_deref());
         Statement {
             text,
             params: values,
@@ -483,9 +481,16 @@ pub fn lock_in_order(scope: &str, nodes: &str, carried: &str) -> String {
 }
 
 /// The values every statement of an action may refer to: `$p_<name>` for each action
-/// parameter, `$now` and `$today` (`$actor`, for `caller()`, is set by each statement).
-fn insert_run_values(values: &mut Map<String, Json>, parameters: &Map<String, Json>, now: &str) {
+/// parameter, `$now`, `$today` and `$actor` (the caller's subject: `caller()`, and the
+/// action log's actor).
+fn insert_run_values(
+    values: &mut Map<String, Json>,
+    parameters: &Map<String, Json>,
+    now: &str,
+    actor: Option<&str>,
+) {
     values.insert("now".into(), json!(now));
+    values.insert("actor".into(), json!(actor));
     values.insert("today".into(), json!(now.get(..10).unwrap_or_default()));
     for (name, value) in parameters {
         values.insert(action_param(name)[1..].to_string(), value.clone());
