@@ -18,6 +18,12 @@ impl SpinKv {
     }
 }
 
+/// The same store through `wasi:keyvalue` (Spin 3+, devhost), for what Spin's own API
+/// lacks: atomic increments and batches.
+pub fn wasi_bucket() -> Result<wasi_kv::store::Bucket, String> {
+    wasi_kv::store::open(STORE).map_err(|e| format!("key-value store: {e:?}"))
+}
+
 impl Kv for SpinKv {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
         self.0.get(key).map_err(|e| e.to_string())
@@ -33,16 +39,15 @@ impl Kv for SpinKv {
     }
     /// `wasi:keyvalue/atomics` increment: one step on every instance sharing the store.
     fn increment(&self, key: &str, delta: i64) -> Result<i64, String> {
-        let bucket = wasi_kv::store::open(STORE).map_err(|e| format!("{e:?}"))?;
-        wasi_kv::atomics::increment(&bucket, key, delta).map_err(|e| format!("{e:?}"))
+        wasi_kv::atomics::increment(&wasi_bucket()?, key, delta).map_err(|e| format!("{e:?}"))
     }
     /// One `wasi:keyvalue/batch` set-many (Spin 3+: one SQLite transaction, so one commit
     /// and its fsyncs for all of them; a Redis MSET), else one `set` each.
     fn set_many(&self, entries: &[(String, Vec<u8>)]) -> Result<(), String> {
-        match wasi_kv::store::open(STORE) {
+        match wasi_bucket() {
             Ok(bucket) => wasi_kv::batch::set_many(&bucket, entries).map_err(|e| format!("{e:?}")),
             Err(e) => {
-                eprintln!("dispatcher: no wasi:keyvalue bucket ({e:?}): one write per key");
+                eprintln!("dispatcher: no wasi:keyvalue bucket ({e}): one write per key");
                 entries.iter().try_for_each(|(k, v)| Kv::set(self, k, v))
             }
         }

@@ -6,7 +6,7 @@
 
 use kg_http::ApiError;
 use kg_http::limits::{Window, check, stored_counter, window_key};
-use spin_sdk::wit::wasi::keyvalue::{atomics, store};
+use spin_sdk::wit::wasi::keyvalue::atomics;
 
 /// The counters' kinds in their keys. Not the `req`/`tok` of the read-modify-write
 /// counters, which held decimal text: Spin's SQLite store keeps a counter as 8 bytes and
@@ -19,14 +19,11 @@ fn now_s() -> u64 {
     u64::try_from(kg_spin::clock::epoch_ms() / 1000).unwrap_or(0)
 }
 
-fn bucket() -> Result<store::Bucket, String> {
-    store::open(crate::kv::STORE).map_err(|e| format!("key-value store: {e:?}"))
-}
-
 /// Adds `delta` to the counter under `key` and answers its new value.
 fn increment(key: &str, delta: u64) -> Result<u64, String> {
     let delta = i64::try_from(delta).unwrap_or(i64::MAX);
-    let value = atomics::increment(&bucket()?, key, delta).map_err(|e| format!("{e:?}"))?;
+    let value =
+        atomics::increment(&crate::kv::wasi_bucket()?, key, delta).map_err(|e| format!("{e:?}"))?;
     Ok(u64::try_from(value).unwrap_or(0))
 }
 
@@ -57,7 +54,7 @@ pub fn check_tokens(subject: &str) -> Result<(), ApiError> {
         return Ok(());
     }
     let (key, retry) = window_key(TOKENS, subject, Window::Day, now_s());
-    match bucket().and_then(|b| b.get(&key).map_err(|e| format!("{e:?}"))) {
+    match crate::kv::wasi_bucket().and_then(|b| b.get(&key).map_err(|e| format!("{e:?}"))) {
         Ok(stored) => check(
             stored_counter(stored.as_deref()),
             max,
