@@ -1,5 +1,5 @@
 //! The requests the chat tests make over and over: a streamed turn, a resume of one, a
-//! streamed approval, and a conversation's last recorded turn. `base` is the
+//! streamed approval, a conversation's last recorded turn and its questions. `base` is the
 //! application's URL, or a proxy's in front of it.
 
 use crate::AppHost;
@@ -55,4 +55,15 @@ pub async fn last_turn(host: &AppHost, conversation: &str) -> Value {
         .and_then(|t| t.last())
         .cloned()
         .unwrap_or(Value::Null)
+}
+
+/// The questions (`user` turns' content) of a `GET /conversations/{id}` answer, in order.
+pub fn user_turns(conversation: &Value) -> Vec<&str> {
+    conversation["turns"]
+        .as_array()
+        .expect("turns")
+        .iter()
+        .filter(|t| t["role"] == "user")
+        .map(|t| t["content"].as_str().expect("a turn's content is text"))
+        .collect()
 }

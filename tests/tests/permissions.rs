@@ -723,13 +723,7 @@ async fn concurrent_first_turns_of_one_named_conversation_give_it_to_one_subject
     )
     .await;
     assert_eq!(status, 200, "{c}");
-    let questions: Vec<&str> = c["turns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|t| t["role"] == "user")
-        .map(|t| t["content"].as_str().unwrap())
-        .collect();
+    let questions = kg_e2e::chat_client::user_turns(&c);
     assert_eq!(questions.len(), admitted, "{c}");
     assert!(
         questions

@@ -139,13 +139,7 @@ async fn fifty_concurrent_turns_split_across_both_instances_lose_none() {
         assert_eq!(*status, 200, "{r}");
     }
     let (_, c) = p.b.get(&format!("/conversations/{id}")).await.unwrap();
-    let users: Vec<&str> = c["turns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|t| t["role"] == "user")
-        .map(|t| t["content"].as_str().unwrap())
-        .collect();
+    let users = kg_e2e::chat_client::user_turns(&c);
     assert_eq!(users.len(), TURNS, "every user turn stored: {users:?}");
     for i in 1..TURNS {
         assert!(
