@@ -14,6 +14,7 @@ pub mod events;
 mod graph;
 mod host;
 pub mod llm_stub;
+pub mod mcp;
 pub mod oidc;
 pub mod otlp;
 pub mod process;

@@ -9,6 +9,7 @@ use kg_wit::types::Caller;
 use spin_sdk::http::Request;
 
 /// Who a request acts as: the identity, and the caller record the components re-check.
+#[derive(Clone)]
 pub struct Principal {
     pub identity: Identity,
     pub caller: Caller,

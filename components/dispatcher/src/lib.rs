@@ -12,6 +12,7 @@ mod identity;
 mod kv;
 mod limits;
 mod liveness;
+mod mcp;
 mod prompts;
 mod readiness;
 mod sse;
@@ -174,7 +175,7 @@ fn last_event_id(request: &Request) -> Option<&str> {
     request.header("last-event-id").and_then(|v| v.as_str())
 }
 
-enum Reply {
+pub(crate) enum Reply {
     Full(Response),
     Batch(
         kg_wit::kg::action_executor::action_executor::ExecutionRequest,
@@ -229,7 +230,7 @@ fn admit(request: &Request, ctx: &mut headers::Context) -> Result<(Route, Princi
     Ok((route, who))
 }
 
-fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, ApiError> {
+pub(crate) fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, ApiError> {
     let full = Reply::Full;
     // A turn that would send the LLM a prompt starts only when every template parses.
     if matches!(
@@ -300,6 +301,7 @@ fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, Ap
         Route::ListConversations => full(agent::list_conversations(&who)?),
         Route::GetConversation { id } => full(agent::get_conversation(&id, &who)?),
         Route::DeleteConversation { id } => full(agent::delete_conversation(&id, &who)?),
+        Route::Mcp => full(mcp::handle(request, &who)),
     })
 }
 

@@ -64,6 +64,9 @@ pub enum Route {
     DeleteConversation {
         id: String,
     },
+    /// The MCP endpoint (Streamable HTTP, stateless): POST only, so `GET` (a server
+    /// stream) and `DELETE` (ending a session) are 405, as the specification allows.
+    Mcp,
 }
 
 /// Resolves a method and a path (without query string) to a route.
@@ -138,6 +141,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ["chat", "approve"] => (&["POST"], on(method, "POST", || Route::ChatApprove)),
         ["api", "qa", "query"] => (&["POST"], on(method, "POST", || Route::LegacyQuery)),
         ["conversations"] => (&["GET"], on(method, "GET", || Route::ListConversations)),
+        ["mcp"] => (&["POST"], on(method, "POST", || Route::Mcp)),
         ["conversations", _] => match method {
             "GET" => (
                 &["GET", "DELETE"],
@@ -203,6 +207,17 @@ impl Route {
             | Route::ListConversations
             | Route::GetConversation { .. }
             | Route::DeleteConversation { .. } => any(&[Chat]),
+            // Any permission some MCP tool needs; each call is then checked against the
+            // route it mirrors (kg-mcp), and the tool list holds only what may be called.
+            Route::Mcp => any(&[
+                ToolsUse,
+                DocumentsSearch,
+                ActionsRead,
+                ActionLogRead,
+                ActionsExecute,
+                ActionsApprove,
+                ActionsUndo,
+            ]),
         }
     }
 }
@@ -308,6 +323,7 @@ mod tests {
             ("POST", "/chat/approve", Route::ChatApprove),
             ("POST", "/api/qa/query", Route::LegacyQuery),
             ("GET", "/conversations", Route::ListConversations),
+            ("POST", "/mcp", Route::Mcp),
             (
                 "GET",
                 "/conversations/c1",
@@ -332,6 +348,8 @@ mod tests {
         assert_eq!((e.status, e.code.as_str()), (405, "method_not_allowed"));
         assert!(e.message.contains("GET"), "{}", e.message);
         assert_eq!(route("PUT", "/documents").unwrap_err().status, 405);
+        assert_eq!(route("GET", "/mcp").unwrap_err().status, 405);
+        assert_eq!(route("DELETE", "/mcp").unwrap_err().status, 405);
     }
 
     #[test]
@@ -355,6 +373,7 @@ mod tests {
             Route::ChatStream,
             Route::ChatApprove,
             Route::LegacyQuery,
+            Route::Mcp,
         ];
         for route in everything {
             assert_ne!(route.access(), Access::Public, "{route:?}");

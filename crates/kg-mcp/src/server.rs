@@ -1,0 +1,436 @@
+//! One POST to `/mcp`, answered: the message parsed, the revision checked, the method run
+//! against a [`Backend`], and the HTTP status and JSON body to send.
+
+use crate::jsonrpc::{
+    self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND,
+};
+use crate::tools::{self, Mirror, QueryTool};
+use crate::version;
+use serde_json::{Map, Value, json};
+
+/// What the server needs from its host: the graph tools, the permission matrix, and the
+/// HTTP API's handlers.
+pub trait Backend {
+    /// The graph query tools (the query-tools component's list).
+    fn query_tools(&mut self) -> Result<Vec<QueryTool>, String>;
+    /// Whether the caller's credential may call this route (its permission, before any
+    /// argument is looked at).
+    fn permitted(&mut self, route: &Mirror) -> bool;
+    /// The HTTP API's answer to this request, made with the caller's credential: status
+    /// and JSON body, exactly as the route answers it (its permission check included).
+    fn call(&mut self, request: &Mirror) -> (u16, Value);
+}
+
+/// The request's MCP headers.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Head<'a> {
+    /// `MCP-Protocol-Version`.
+    pub protocol_version: Option<&'a str>,
+}
+
+/// The HTTP answer: `body` is `None` for `202 Accepted` (a notification or a response).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpAnswer {
+    pub status: u16,
+    pub body: Option<Value>,
+}
+
+impl HttpAnswer {
+    fn json(status: u16, body: Value) -> HttpAnswer {
+        HttpAnswer {
+            status,
+            body: Some(body),
+        }
+    }
+}
+
+/// Answers one posted message.
+pub fn handle_post(body: &[u8], head: Head, backend: &mut dyn Backend) -> HttpAnswer {
+    let (id, method, params) = match jsonrpc::parse(body) {
+        // A body that is no request at all is a transport fault (400); a request whose
+        // params are malformed still gets its JSON-RPC error as an answer.
+        Err(rejection) if rejection.id.is_null() => {
+            return HttpAnswer::json(400, rejection.to_json());
+        }
+        Err(rejection) => return HttpAnswer::json(200, rejection.to_json()),
+        Ok(Incoming::Notification { .. } | Incoming::Response) => {
+            return HttpAnswer {
+                status: 202,
+                body: None,
+            };
+        }
+        Ok(Incoming::Request { id, method, params }) => (id, method, params),
+    };
+    if method != "initialize" && !version::header_accepted(head.protocol_version) {
+        let requested = head.protocol_version.unwrap_or_default();
+        return HttpAnswer::json(
+            400,
+            jsonrpc::error(
+                &id,
+                INVALID_REQUEST,
+                &format!(
+                    "MCP-Protocol-Version `{requested}` is not served here; this server speaks {}",
+                    version::SUPPORTED.join(", ")
+                ),
+                Some(json!({ "supported": version::SUPPORTED, "requested": requested })),
+            ),
+        );
+    }
+    let outcome = match method.as_str() {
+        "initialize" => Ok(initialize(&params)),
+        "ping" => Ok(json!({})),
+        "tools/list" => list_tools(backend),
+        "tools/call" => call_tool(&params, backend),
+        other => Err((
+            METHOD_NOT_FOUND,
+            format!(
+                "`{other}` is not a method of this server (it offers tools: initialize, ping, tools/list, tools/call)"
+            ),
+        )),
+    };
+    HttpAnswer::json(
+        200,
+        match outcome {
+            Ok(result) => jsonrpc::result(&id, result),
+            Err((code, message)) => jsonrpc::error(&id, code, &message, None),
+        },
+    )
+}
+
+fn initialize(params: &Map<String, Value>) -> Value {
+    let requested = params.get("protocolVersion").and_then(Value::as_str);
+    json!({
+        "protocolVersion": version::negotiate(requested),
+        "capabilities": { "tools": { "listChanged": false } },
+        "serverInfo": {
+            "name": "kg-agent",
+            "title": "kg-agent: a knowledge graph's tools and business actions",
+            "version": env!("CARGO_PKG_VERSION"),
+        },
+        "instructions": INSTRUCTIONS,
+    })
+}
+
+const INSTRUCTIONS: &str = "Graph tools answer questions over the knowledge graph \
+(start with get_ontology or search_instances). Business actions go through the catalog: \
+action_list and action_describe say what exists, action_validate checks preconditions, \
+action_plan says whether a person must approve, action_execute runs it (with the plan's \
+approval_token when one is needed; give every execute an idempotency_key), action_undo \
+reverts a log entry. Every call acts as your credential's subject and is allowed only \
+what that subject may do over the HTTP API.";
+
+type Outcome = Result<Value, (i64, String)>;
+
+fn list_tools(backend: &mut dyn Backend) -> Outcome {
+    let graph = backend.query_tools().map_err(component_failed)?;
+    Ok(json!({ "tools": tools::list(&graph, &mut |route| backend.permitted(route)) }))
+}
+
+fn call_tool(params: &Map<String, Value>, backend: &mut dyn Backend) -> Outcome {
+    let name = match params.get("name") {
+        Some(Value::String(name)) => name.as_str(),
+        _ => return Err((INVALID_PARAMS, "`name` (a string) is required".into())),
+    };
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(arguments)) => arguments.clone(),
+        Some(other) => {
+            return Err((
+                INVALID_PARAMS,
+                format!(
+                    "`arguments` must be an object, got {}",
+                    jsonrpc::kind(other)
+                ),
+            ));
+        }
+    };
+    let request = match tools::mirror(name, arguments.clone()) {
+        Some(Ok(request)) => request,
+        Some(Err(bad)) => {
+            return Ok(tool_error(
+                &json!({"error": {"code": "bad_request", "message": bad.0}}),
+            ));
+        }
+        None => {
+            let graph = backend.query_tools().map_err(component_failed)?;
+            if !graph.iter().any(|t| t.name == name) {
+                return Err((
+                    INVALID_PARAMS,
+                    format!("no tool named `{name}` (tools/list has them)"),
+                ));
+            }
+            tools::query_tool_mirror(name, arguments)
+        }
+    };
+    let (status, body) = backend.call(&request);
+    Ok(if (200..300).contains(&status) {
+        json!({
+            "content": [{ "type": "text", "text": body.to_string() }],
+            "structuredContent": body,
+            "isError": false,
+        })
+    } else {
+        tool_error(&body)
+    })
+}
+
+/// A call the API refused or could not complete: the model sees the API's JSON error
+/// (code, message, detail) and can correct its call; the protocol exchange itself worked.
+fn tool_error(body: &Value) -> Value {
+    json!({
+        "content": [{ "type": "text", "text": body.to_string() }],
+        "isError": true,
+    })
+}
+
+fn component_failed(message: String) -> (i64, String) {
+    (
+        INTERNAL_ERROR,
+        format!("the graph tools could not be listed: {message}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A backend over a fixed tool list that records the requests it is asked to answer.
+    struct Fake {
+        calls: Vec<Mirror>,
+        may_execute: bool,
+    }
+
+    impl Backend for Fake {
+        fn query_tools(&mut self) -> Result<Vec<QueryTool>, String> {
+            Ok(vec![QueryTool {
+                name: "search_instances".into(),
+                description: "Finds entities.".into(),
+                input_schema: json!({"type": "object", "properties": {"query": {"type": "string"}}}),
+            }])
+        }
+        fn permitted(&mut self, route: &Mirror) -> bool {
+            self.may_execute || route.method == "GET" || !route.path.starts_with("/actions")
+        }
+        fn call(&mut self, request: &Mirror) -> (u16, Value) {
+            self.calls.push(request.clone());
+            if !self.permitted(request) {
+                return (
+                    403,
+                    json!({"error": {"code": "forbidden", "message": "no"}}),
+                );
+            }
+            (200, json!({"answered": request.path}))
+        }
+    }
+
+    fn fake(may_execute: bool) -> Fake {
+        Fake {
+            calls: vec![],
+            may_execute,
+        }
+    }
+
+    fn post(backend: &mut Fake, version: Option<&str>, body: Value) -> HttpAnswer {
+        handle_post(
+            body.to_string().as_bytes(),
+            Head {
+                protocol_version: version,
+            },
+            backend,
+        )
+    }
+
+    fn request(method: &str, params: Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+    }
+
+    #[test]
+    fn initialize_settles_a_revision_and_offers_tools_only() {
+        let answer = post(
+            &mut fake(true),
+            None,
+            request(
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+            ),
+        );
+        assert_eq!(answer.status, 200);
+        let result = &answer.body.as_ref().unwrap()["result"];
+        assert_eq!(result["protocolVersion"], "2025-06-18");
+        assert_eq!(
+            result["capabilities"],
+            json!({"tools": {"listChanged": false}})
+        );
+        assert_eq!(result["serverInfo"]["name"], "kg-agent");
+        let newer = post(
+            &mut fake(true),
+            None,
+            request("initialize", json!({"protocolVersion": "2099-01-01"})),
+        );
+        assert_eq!(
+            newer.body.unwrap()["result"]["protocolVersion"],
+            version::LATEST
+        );
+    }
+
+    #[test]
+    fn notifications_and_responses_are_accepted_without_a_body() {
+        let answer = post(
+            &mut fake(true),
+            Some("2025-11-25"),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        );
+        assert_eq!(
+            answer,
+            HttpAnswer {
+                status: 202,
+                body: None
+            }
+        );
+    }
+
+    #[test]
+    fn an_unserved_revision_is_a_400_that_names_the_served_ones() {
+        let answer = post(
+            &mut fake(true),
+            Some("2026-07-28"),
+            request("tools/list", json!({})),
+        );
+        assert_eq!(answer.status, 400);
+        let body = answer.body.unwrap();
+        assert_eq!(body["id"], 7);
+        assert_eq!(body["error"]["code"], INVALID_REQUEST);
+        assert_eq!(
+            body["error"]["data"]["supported"],
+            json!(version::SUPPORTED)
+        );
+    }
+
+    #[test]
+    fn malformed_bodies_are_400_json_rpc_errors() {
+        let answer = handle_post(b"{not json", Head::default(), &mut fake(true));
+        assert_eq!(answer.status, 400);
+        assert_eq!(answer.body.unwrap()["error"]["code"], jsonrpc::PARSE_ERROR);
+    }
+
+    #[test]
+    fn unknown_methods_and_tools_are_protocol_errors() {
+        let answer = post(&mut fake(true), None, request("resources/list", json!({})));
+        assert_eq!(answer.body.unwrap()["error"]["code"], METHOD_NOT_FOUND);
+        let answer = post(
+            &mut fake(true),
+            None,
+            request("tools/call", json!({"name": "drop_database"})),
+        );
+        assert_eq!(answer.body.unwrap()["error"]["code"], INVALID_PARAMS);
+        let answer = post(
+            &mut fake(true),
+            None,
+            request("tools/call", json!({"arguments": {}})),
+        );
+        assert_eq!(answer.body.unwrap()["error"]["code"], INVALID_PARAMS);
+        let answer = post(
+            &mut fake(true),
+            None,
+            request(
+                "tools/call",
+                json!({"name": "search_instances", "arguments": []}),
+            ),
+        );
+        assert_eq!(answer.body.unwrap()["error"]["code"], INVALID_PARAMS);
+    }
+
+    #[test]
+    fn a_call_is_answered_by_its_route_and_carries_the_answer_as_structured_content() {
+        let mut backend = fake(true);
+        let answer = post(
+            &mut backend,
+            Some("2025-11-25"),
+            request(
+                "tools/call",
+                json!({"name": "search_instances", "arguments": {"query": "ACME"}}),
+            ),
+        );
+        let result = &answer.body.as_ref().unwrap()["result"];
+        assert_eq!(result["isError"], false);
+        assert_eq!(
+            result["structuredContent"],
+            json!({"answered": "/tools/search_instances"})
+        );
+        let text: Value =
+            serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+        assert_eq!(text, result["structuredContent"]);
+        assert_eq!(backend.calls[0].body, Some(json!({"query": "ACME"})));
+    }
+
+    #[test]
+    fn a_refused_call_is_a_tool_error_with_the_apis_reason_and_bad_arguments_reach_no_route() {
+        let mut backend = fake(false);
+        let answer = post(
+            &mut backend,
+            None,
+            request(
+                "tools/call",
+                json!({"name": "action_execute", "arguments": {"entity_type": "PurchaseOrder", "action": "makePayment", "entity_ids": ["PO-1"]}}),
+            ),
+        );
+        let result = &answer.body.as_ref().unwrap()["result"];
+        assert_eq!(result["isError"], true);
+        assert!(
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("forbidden")
+        );
+        let answer = post(
+            &mut backend,
+            None,
+            request(
+                "tools/call",
+                json!({"name": "action_plan", "arguments": {}}),
+            ),
+        );
+        assert_eq!(answer.body.unwrap()["result"]["isError"], true);
+        assert_eq!(
+            backend.calls.len(),
+            1,
+            "the call without arguments reached no route"
+        );
+    }
+
+    #[test]
+    fn the_tool_list_follows_the_callers_permissions() {
+        let names = |may_execute| {
+            let answer = post(
+                &mut fake(may_execute),
+                None,
+                request("tools/list", json!({})),
+            );
+            answer.body.unwrap()["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        };
+        assert!(names(true).contains(&"action_execute".to_string()));
+        assert!(!names(false).contains(&"action_execute".to_string()));
+        assert!(names(false).contains(&"search_instances".to_string()));
+    }
+
+    proptest! {
+        #[test]
+        fn any_message_gets_an_answer_and_never_a_5xx(
+            method in prop_oneof![Just("initialize".to_string()), Just("ping".to_string()), Just("tools/list".to_string()), Just("tools/call".to_string()), "[a-z/]{0,12}"],
+            params in prop_oneof![Just(json!(null)), Just(json!({})), Just(json!([1])), Just(json!({"name": "action_execute", "arguments": {"entity_ids": 3}})), Just(json!({"name": "search_instances", "arguments": null}))],
+            id in prop_oneof![Just(json!(1)), Just(json!("a")), Just(json!(null)), Just(json!(1.5)), Just(json!({}))],
+            version in prop_oneof![Just(None), Just(Some("2025-06-18")), Just(Some("x"))],
+        ) {
+            let answer = post(&mut fake(false), version, json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+            prop_assert!(answer.status < 500);
+            let body = answer.body.unwrap();
+            prop_assert!(body.get("result").is_some() != body.get("error").is_some());
+        }
+    }
+}

@@ -1,0 +1,65 @@
+"""Drives kg-agent's /mcp with the official MCP Python SDK (mcp.Client), step by step.
+
+Usage: client.py URL BEARER_TOKEN STEPS_JSON. STEPS_JSON is a list of steps:
+  {"op": "list_tools"}
+  {"op": "call", "name": TOOL, "arguments": {...}}
+  {"op": "ping"}
+Prints one JSON object: the negotiated protocol version, the server's name, and one result
+per step (a protocol error as {"error": {"code", "message"}}). The Rust end-to-end tests
+(tests/tests/mcp.rs) choose the steps and check the results; nothing here asserts.
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+
+async def run(url, token, steps):
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    results = []
+    async with http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport) as client:
+            out = {
+                "protocol_version": client.protocol_version,
+                "server_name": client.server_info.name if client.server_info else None,
+            }
+            for step in steps:
+                try:
+                    results.append(await run_step(client, step))
+                except MCPError as e:
+                    results.append({"error": {"code": e.error.code, "message": e.error.message}})
+    out["results"] = results
+    return out
+
+
+async def run_step(client, step):
+    op = step["op"]
+    if op == "list_tools":
+        listed = await client.list_tools()
+        return {"tools": [t.model_dump(by_alias=True, exclude_none=True) for t in listed.tools]}
+    if op == "call":
+        result = await client.call_tool(step["name"], step.get("arguments", {}))
+        return {
+            "isError": bool(result.is_error),
+            "structured": result.structured_content,
+            "text": [c.text for c in result.content if getattr(c, "type", None) == "text"],
+        }
+    if op == "ping":
+        await client.send_ping()
+        return {"pong": True}
+    raise ValueError(f"unknown op {op!r}")
+
+
+def main():
+    url, token, steps = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    print(json.dumps(asyncio.run(run(url, token, steps))))
+
+
+if __name__ == "__main__":
+    main()

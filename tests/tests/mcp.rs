@@ -1,0 +1,297 @@
+//! `/mcp` driven by a client nobody here wrote: the official MCP Python SDK (`mcp` from
+//! PyPI, tests/mcp/). It negotiates, lists the tools, reads the graph, checks, runs and
+//! undoes an action; a viewer's credential sees only read tools and cannot execute; and
+//! malformed protocol input gets JSON-RPC errors, never a 5xx.
+
+use kg_e2e::auth::VIEWER;
+use kg_e2e::{Stack, auth::ADMIN, mcp};
+use serde_json::{Value, json};
+
+fn tool_names(listed: &Value) -> Vec<String> {
+    listed["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {listed}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+async fn order_status(stack: &Stack, id: &str) -> String {
+    let rows = stack
+        .graph
+        .query(&format!(
+            "MATCH (o:PurchaseOrder {{id: '{id}'}}) RETURN o.status"
+        ))
+        .await
+        .unwrap();
+    rows[0][0].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn an_official_sdk_client_reads_the_graph_and_runs_and_undoes_an_action() {
+    let stack = Stack::start().await.unwrap();
+    let approved: Vec<String> = stack
+        .graph
+        .query("MATCH (o:PurchaseOrder {status: 'approved'}) RETURN o.id ORDER BY o.id")
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r[0].as_str().unwrap().to_string())
+        .collect();
+    let first = mcp::session(
+        &stack.host,
+        ADMIN,
+        &json!([
+            {"op": "list_tools"},
+            {"op": "call", "name": "get_node_statistics", "arguments": {}},
+            {"op": "call", "name": "action_validate", "arguments": {
+                "entity_type": "PurchaseOrder", "action": "makePayment", "entity_ids": approved}},
+            {"op": "call", "name": "action_execute", "arguments": {
+                "entity_type": "PurchaseOrder", "action": "makePayment", "entity_ids": ["PO-9999"], "stream": true}},
+            {"op": "call", "name": "drop_everything", "arguments": {}},
+            {"op": "ping"},
+        ]),
+    )
+    .await
+    .unwrap();
+    // The SDK probes the 2026-07-28 discovery first and settles on the handshake's newest.
+    assert_eq!(first["protocol_version"], "2025-11-25", "{first}");
+    assert_eq!(first["server_name"], "kg-agent");
+    let results = first["results"].as_array().unwrap();
+    let names = tool_names(&results[0]);
+    for expected in [
+        "get_node_statistics",
+        "search_instances",
+        "run_read_cypher",
+        "action_list",
+        "action_plan",
+        "action_execute",
+        "action_undo",
+        "search_documents",
+    ] {
+        assert!(
+            names.contains(&expected.to_string()),
+            "{expected} in {names:?}"
+        );
+    }
+    let stats = &results[1];
+    assert_eq!(stats["isError"], false, "{stats}");
+    assert_eq!(stats["structured"]["tool"], "get_node_statistics");
+    assert!(stats["structured"]["data"]["total_nodes"].as_i64().unwrap() > 0);
+    let validation = &results[2]["structured"];
+    assert_eq!(validation["total"], approved.len(), "{validation}");
+    let payable = validation["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["can_execute"] == true)
+        .and_then(|r| r["entity_id"].as_str())
+        .unwrap_or_else(|| panic!("no payable order in {validation}"))
+        .to_string();
+    // `stream` is refused before any route runs: progress is MCP's, not SSE's.
+    assert_eq!(results[3]["isError"], true, "{}", results[3]);
+    assert!(results[3]["text"][0].as_str().unwrap().contains("stream"));
+    // An unknown tool is a protocol error (invalid params), not a tool result.
+    assert_eq!(results[4]["error"]["code"], -32602, "{}", results[4]);
+    assert_eq!(results[5]["pong"], true);
+
+    let key = format!("mcp-e2e-{payable}");
+    let execute = json!({"op": "call", "name": "action_execute", "arguments": {
+        "entity_type": "PurchaseOrder", "action": "makePayment",
+        "entity_ids": [payable], "idempotency_key": key}});
+    let second = mcp::session(&stack.host, ADMIN, &json!([execute, execute]))
+        .await
+        .unwrap();
+    let paid = &second["results"][0]["structured"];
+    assert_eq!(paid["succeeded"], 1, "{paid}");
+    assert_eq!(order_status(&stack, &payable).await, "paid");
+    // The same key again replays the outcome: paid once.
+    let replay = &second["results"][1]["structured"];
+    assert_eq!(replay["successes"][0]["replayed"], true, "{replay}");
+    let log_id = paid["successes"][0]["log_id"].as_str().unwrap().to_string();
+
+    let third = mcp::session(
+        &stack.host,
+        ADMIN,
+        &json!([
+            {"op": "call", "name": "action_undo", "arguments": {"log_id": log_id}},
+            {"op": "call", "name": "action_log", "arguments": {"limit": 5}},
+        ]),
+    )
+    .await
+    .unwrap();
+    let undone = &third["results"][0];
+    assert_eq!(undone["isError"], false, "{undone}");
+    assert_eq!(order_status(&stack, &payable).await, "approved");
+    let log = &third["results"][1]["structured"];
+    let entries = log["entries"].as_array().unwrap_or_else(|| panic!("{log}"));
+    // The log's actor is the credential's subject.
+    assert!(entries.iter().any(|e| e["actor"] == "admin"), "{log}");
+}
+
+#[tokio::test]
+async fn a_viewer_sees_only_read_tools_and_cannot_execute() {
+    let stack = Stack::start().await.unwrap();
+    let order = stack
+        .graph
+        .query("MATCH (o:PurchaseOrder {status: 'approved'}) RETURN o.id ORDER BY o.id LIMIT 1")
+        .await
+        .unwrap()[0][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let report = mcp::session(
+        &stack.host,
+        VIEWER,
+        &json!([
+            {"op": "list_tools"},
+            {"op": "call", "name": "action_execute", "arguments": {
+                "entity_type": "PurchaseOrder", "action": "makePayment", "entity_ids": [order]}},
+            {"op": "call", "name": "get_node_statistics", "arguments": {}},
+        ]),
+    )
+    .await
+    .unwrap();
+    let results = report["results"].as_array().unwrap();
+    let names = tool_names(&results[0]);
+    for hidden in [
+        "action_validate",
+        "action_plan",
+        "action_execute",
+        "action_undo",
+    ] {
+        assert!(
+            !names.contains(&hidden.to_string()),
+            "{hidden} in {names:?}"
+        );
+    }
+    assert!(
+        names.contains(&"get_node_statistics".to_string()),
+        "{names:?}"
+    );
+    // Called anyway, it is refused exactly as POST /actions/…/execute refuses a viewer.
+    let refused = &results[1];
+    assert_eq!(refused["isError"], true, "{refused}");
+    let error: Value = serde_json::from_str(refused["text"][0].as_str().unwrap()).unwrap();
+    assert_eq!(error["error"]["code"], "forbidden", "{error}");
+    let (status, http) = stack
+        .host
+        .send_as(
+            Some(VIEWER),
+            "POST",
+            "/actions/PurchaseOrder/makePayment/execute",
+            &json!({"entity_ids": [order]}).to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 403);
+    assert_eq!(http["error"]["message"], error["error"]["message"]);
+    assert_eq!(order_status(&stack, &order).await, "approved");
+    assert_eq!(results[2]["isError"], false);
+}
+
+/// A raw POST to /mcp: status, headers and body as JSON (or Null).
+async fn raw(
+    stack: &Stack,
+    key: Option<&str>,
+    body: &str,
+    headers: &[(&str, &str)],
+) -> (u16, reqwest::header::HeaderMap, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{}/mcp", stack.host.url))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    if let Some(key) = key {
+        request = request.bearer_auth(key);
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let text = response.text().await.unwrap();
+    (
+        status,
+        headers,
+        serde_json::from_str(&text).unwrap_or(Value::Null),
+    )
+}
+
+#[tokio::test]
+async fn bad_protocol_input_gets_json_rpc_errors_and_never_a_5xx() {
+    let stack = Stack::start().await.unwrap();
+    let admin = Some(ADMIN);
+    let cases: &[(&str, u16, i64)] = &[
+        ("{not json", 400, -32700),
+        ("", 400, -32700),
+        (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, 400, -32600),
+        (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, 400, -32600),
+        (r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, 200, -32600),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/list"}"#,
+            200,
+            -32601,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}"#,
+            200,
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}"#,
+            200,
+            -32602,
+        ),
+    ];
+    for (body, status, code) in cases {
+        let (got, _, answer) = raw(&stack, admin, body, &[]).await;
+        assert_eq!(
+            (got, answer["error"]["code"].as_i64()),
+            (*status, Some(*code)),
+            "{body}: {answer}"
+        );
+        assert_eq!(answer["jsonrpc"], "2.0");
+    }
+    // A revision the server does not speak is a 400 naming the ones it does.
+    let (status, _, answer) = raw(
+        &stack,
+        admin,
+        r#"{"jsonrpc":"2.0","id":"v","method":"tools/list"}"#,
+        &[("mcp-protocol-version", "1999-01-01")],
+    )
+    .await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["id"], "v");
+    assert!(
+        answer["error"]["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2025-06-18"))
+    );
+    // A notification is accepted with no body.
+    let (status, _, answer) = raw(
+        &stack,
+        admin,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        &[("mcp-protocol-version", "2025-06-18")],
+    )
+    .await;
+    assert_eq!((status, answer), (202, Value::Null));
+    // No credential: 401 with the challenge, before any byte of MCP is read.
+    let (status, headers, _) = raw(
+        &stack,
+        None,
+        r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        &[],
+    )
+    .await;
+    assert_eq!(status, 401);
+    assert!(headers.get("www-authenticate").is_some(), "{headers:?}");
+    // Stateless: no server stream to GET, no session to DELETE.
+    for method in ["GET", "DELETE"] {
+        let (status, _) = stack.host.send(method, "/mcp", "").await.unwrap();
+        assert_eq!(status, 405, "{method}");
+    }
+}
