@@ -2,7 +2,7 @@
 
 Usage: client.py URL BEARER_TOKEN STEPS_JSON. STEPS_JSON is a list of steps:
   {"op": "list_tools"}
-  {"op": "call", "name": TOOL, "arguments": {...}}
+  {"op": "call", "name": TOOL, "arguments": {...}, "progress": true?}
   {"op": "ping"}
 Prints one JSON object: the negotiated protocol version, the server's name, and one result
 per step (a protocol error as {"error": {"code", "message"}}). The Rust end-to-end tests
@@ -44,12 +44,26 @@ async def run_step(client, step):
         listed = await client.list_tools()
         return {"tools": [t.model_dump(by_alias=True, exclude_none=True) for t in listed.tools]}
     if op == "call":
-        result = await client.call_tool(step["name"], step.get("arguments", {}))
-        return {
+        seen = []
+
+        async def on_progress(progress, total, message):
+            seen.append({"progress": progress, "total": total, "message": message})
+
+        callback = on_progress if step.get("progress") else None
+        result = await client.call_tool(step["name"], step.get("arguments", {}), progress_callback=callback)
+        report = {
             "isError": bool(result.is_error),
             "structured": result.structured_content,
             "text": [c.text for c in result.content if getattr(c, "type", None) == "text"],
         }
+        if step.get("progress"):
+            report["progress"] = {
+                "count": len(seen),
+                "values": [p["progress"] for p in seen],
+                "total": seen[-1]["total"] if seen else None,
+                "first_message": seen[0]["message"] if seen else None,
+            }
+        return report
     if op == "ping":
         await client.send_ping()
         return {"pong": True}

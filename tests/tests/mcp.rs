@@ -3,8 +3,8 @@
 //! undoes an action; a viewer's credential sees only read tools and cannot execute; and
 //! malformed protocol input gets JSON-RPC errors, never a 5xx.
 
-use kg_e2e::auth::VIEWER;
-use kg_e2e::{Stack, auth::ADMIN, mcp};
+use kg_e2e::auth::{ADMIN, APPROVER, OPERATOR, VIEWER};
+use kg_e2e::{Stack, mcp};
 use serde_json::{Value, json};
 
 fn tool_names(listed: &Value) -> Vec<String> {
@@ -188,6 +188,116 @@ async fn a_viewer_sees_only_read_tools_and_cannot_execute() {
     assert_eq!(http["error"]["message"], error["error"]["message"]);
     assert_eq!(order_status(&stack, &order).await, "approved");
     assert_eq!(results[2]["isError"], false);
+}
+
+/// The whole path with the SDK: plan a 1,000-order payment (an operator's batch
+/// limit holds; an admin's plan needs approval), an approver redeems the token with
+/// progress notifications for every order, the token is spent, and one payment is undone.
+#[tokio::test]
+async fn a_thousand_payments_are_planned_approved_and_run_with_progress_then_one_is_undone() {
+    const ORDERS: usize = 1_000;
+    let stack = Stack::start().await.unwrap();
+    let (status, r) = stack
+        .host
+        .send("POST", "/actions/setup", "{}")
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{r}");
+    stack
+        .graph
+        .write("MATCH (a:Account {id: 'ACC-MAIN'}) SET a.balance = 1000000000.0")
+        .await
+        .unwrap();
+    let ids = stack
+        .graph
+        .create_approved_orders("PO-MCP", ORDERS, 10.0)
+        .await
+        .unwrap();
+    let plan = json!({"op": "call", "name": "action_plan", "arguments": {
+        "entity_type": "PurchaseOrder", "action": "makePayment", "entity_ids": ids,
+        "parameters": {"reference": "MCP-1"}}});
+
+    let operator = mcp::session(&stack.host, OPERATOR, &json!([plan]))
+        .await
+        .unwrap();
+    let refused = &operator["results"][0];
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        refused["text"][0].as_str().unwrap().contains("100"),
+        "{refused}"
+    );
+
+    let admin = mcp::session(&stack.host, ADMIN, &json!([plan]))
+        .await
+        .unwrap();
+    let planned = &admin["results"][0]["structured"];
+    assert_eq!(planned["approval_required"], true, "{planned}");
+    let token = planned["approval_token"].as_str().unwrap().to_string();
+    // Nothing runs on a plan.
+    assert_eq!(order_status(&stack, &ids[0]).await, "approved");
+
+    let execute = json!({"op": "call", "name": "action_execute", "progress": true, "arguments": {
+        "entity_type": "PurchaseOrder", "action": "makePayment", "entity_ids": ids,
+        "parameters": {"reference": "MCP-1"}, "approval_token": token,
+        "options": {"chunk_size": 50, "max_concurrent": 4}}});
+    let approver = mcp::session(&stack.host, APPROVER, &json!([execute, execute]))
+        .await
+        .unwrap();
+    let ran = &approver["results"][0];
+    assert_eq!(ran["isError"], false, "{}", ran["text"]);
+    assert_eq!(
+        ran["structured"]["succeeded"], ORDERS,
+        "{}",
+        ran["structured"]
+    );
+    let progress = &ran["progress"];
+    assert_eq!(progress["count"], ORDERS, "{progress}");
+    assert_eq!(progress["total"], ORDERS as f64);
+    let values: Vec<f64> = progress["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert!(
+        values.windows(2).all(|w| w[0] < w[1]),
+        "progress only grows"
+    );
+    assert_eq!(values.last(), Some(&(ORDERS as f64)));
+    assert!(
+        progress["first_message"]
+            .as_str()
+            .unwrap()
+            .starts_with("PO-MCP"),
+        "{progress}"
+    );
+    let paid = stack
+        .graph
+        .query("MATCH (o:PurchaseOrder {status: 'paid'}) WHERE o.id STARTS WITH 'PO-MCP' RETURN count(o)")
+        .await
+        .unwrap();
+    assert_eq!(paid[0][0], ORDERS);
+    // The approval was single use.
+    let again = &approver["results"][1];
+    assert_eq!(again["isError"], true, "{again}");
+
+    let log_id = ran["structured"]["successes"][0]["log_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let undone_id = ran["structured"]["successes"][0]["entity_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let undo = mcp::session(
+        &stack.host,
+        ADMIN,
+        &json!([{"op": "call", "name": "action_undo", "arguments": {"log_id": log_id}}]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(undo["results"][0]["isError"], false, "{undo}");
+    assert_eq!(order_status(&stack, &undone_id).await, "approved");
 }
 
 /// A raw POST to /mcp: status, headers and body as JSON (or Null).

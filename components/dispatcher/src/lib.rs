@@ -104,6 +104,7 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
             agent::approve_stream(token, approve, who, &extra, response_out).await
         }
         Reply::Resume(resume) => agent::resume_stream(resume, &extra, response_out).await,
+        Reply::McpBatch(batch) => mcp::stream_batch(*batch, &extra, response_out).await,
     }
     // After the response (a stream at its end): nothing here adds to the caller's wait,
     // and the request's logged latency ends before a refused body is drained.
@@ -186,6 +187,8 @@ pub(crate) enum Reply {
     Approve(String, bool, Principal),
     /// A turn's stream picked up again after `Last-Event-ID`.
     Resume(agent::Resume),
+    /// An MCP `action_execute` that asked for progress.
+    McpBatch(Box<mcp::Batch>),
 }
 
 fn send(out: ResponseOutparam, mut response: Response) {
@@ -301,7 +304,10 @@ pub(crate) fn dispatch(request: &Request, route: Route, who: Principal) -> Resul
         Route::ListConversations => full(agent::list_conversations(&who)?),
         Route::GetConversation { id } => full(agent::get_conversation(&id, &who)?),
         Route::DeleteConversation { id } => full(agent::delete_conversation(&id, &who)?),
-        Route::Mcp => full(mcp::handle(request, &who)),
+        Route::Mcp => match mcp::handle(request, &who) {
+            mcp::Answer::Full(response) => full(response),
+            mcp::Answer::Batch(batch) => Reply::McpBatch(batch),
+        },
     })
 }
 

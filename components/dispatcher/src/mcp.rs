@@ -6,31 +6,153 @@
 use crate::identity::Principal;
 use crate::{Reply, dispatch};
 use kg_agent_core::toolbox::parse_json;
+use kg_agent_core::turn::ports::EventSink;
 use kg_http::ApiError;
+use kg_http::actions::summary_json;
 use kg_http::routes::Access;
-use kg_mcp::{Backend, Mirror, QueryTool, server::Head};
+use kg_mcp::{Backend, Handled, Mirror, QueryTool, server::Head};
+use kg_wit::kg::action_executor::action_executor::{BatchPoll, BatchRun, ExecutionRequest};
 use kg_wit::kg::query_tools::query_tools;
 use serde_json::Value;
-use spin_sdk::http::{Method, Request, Response};
+use spin_sdk::http::{Method, Request, Response, ResponseOutparam};
 
-pub fn handle(request: &Request, who: &Principal) -> Response {
+/// What `/mcp` answers with: JSON, or a batch to stream.
+pub enum Answer {
+    Full(Response),
+    Batch(Box<Batch>),
+}
+
+/// A streamed `action_execute`: the JSON-RPC id and progress token of the call, and the
+/// batch the execute route started.
+pub struct Batch {
+    id: Value,
+    progress_token: Value,
+    execution: ExecutionRequest,
+    run: BatchRun,
+}
+
+pub fn handle(request: &Request, who: &Principal) -> Answer {
     let head = Head {
         protocol_version: request
             .header("mcp-protocol-version")
             .and_then(|v| v.as_str()),
     };
-    let answer = kg_mcp::handle_post(request.body(), head, &mut Mirrored { who });
-    match answer.body {
-        Some(body) => crate::json_response(answer.status, &body),
-        None => Response::builder().status(answer.status).build(),
+    let mut backend = Mirrored { who };
+    match kg_mcp::handle_post(request.body(), head, &mut backend) {
+        Handled::Answer(answer) => Answer::Full(match answer.body {
+            Some(body) => crate::json_response(answer.status, &body),
+            None => Response::builder().status(answer.status).build(),
+        }),
+        Handled::Stream {
+            id,
+            progress_token,
+            request,
+        } => match backend.start_batch(&request) {
+            Ok((execution, run)) => Answer::Batch(Box::new(Batch {
+                id,
+                progress_token,
+                execution,
+                run,
+            })),
+            Err((status, body)) => Answer::Full(crate::json_response(
+                200,
+                &kg_mcp::server::call_response(&id, status, body),
+            )),
+        },
     }
 }
+
+/// Streams a batch as the MCP response of its call: a progress notification per entity
+/// that finished (heartbeat comments while none does), then the call's result, the
+/// batch's report. A client that goes away cancels the chunks not yet started, as on
+/// `POST /actions/…/execute` with SSE.
+pub async fn stream_batch(batch: Batch, extra: &[(String, String)], out: ResponseOutparam) {
+    let Batch {
+        id,
+        progress_token,
+        execution,
+        run,
+    } = batch;
+    let Some(mut sink) = crate::sse::open(extra, out) else {
+        return;
+    };
+    let total = run.total();
+    let mut completed = 0u32;
+    let mut span = kg_agent_core::telemetry::batch_span(
+        &execution.entity_type,
+        &execution.action_name,
+        execution.entity_ids.len(),
+    );
+    loop {
+        if sink.gone() {
+            run.cancel();
+            return;
+        }
+        match crate::causal::executor(|| run.next(HEARTBEAT_MS)) {
+            Ok(BatchPoll::Pending) => sink.raw(&kg_http::sse::comment("heartbeat")),
+            Ok(BatchPoll::Progress(outcomes)) => {
+                for outcome in &outcomes {
+                    completed += 1;
+                    let message = match &outcome.failure {
+                        None => format!("{}: done", outcome.entity_id),
+                        Some(f) => format!("{}: failed: {}", outcome.entity_id, f.message),
+                    };
+                    let note =
+                        kg_mcp::server::progress(&progress_token, completed, total, &message);
+                    sink.raw(&kg_mcp::server::sse_message(&note));
+                }
+            }
+            Ok(BatchPoll::Finished(summary)) => {
+                kg_agent_core::telemetry::batch_finished(&mut span, &summary);
+                let end = kg_mcp::server::call_response(&id, 200, summary_json(&summary));
+                sink.raw(&kg_mcp::server::sse_message(&end));
+                return;
+            }
+            Err(e) => {
+                let error = ApiError::from(e);
+                span.fail(&error.code, &error.message);
+                let end = kg_mcp::server::call_response(&id, error.status, error.to_json());
+                sink.raw(&kg_mcp::server::sse_message(&end));
+                return;
+            }
+        }
+    }
+}
+
+/// How often an idle batch stream gets a heartbeat comment (as the execute route's SSE).
+const HEARTBEAT_MS: u32 = 10_000;
 
 struct Mirrored<'a> {
     who: &'a Principal,
 }
 
 impl Mirrored<'_> {
+    /// The execute route, asked for a stream: the batch it started, or its refusal
+    /// (status and JSON error) exactly as the route answers it.
+    fn start_batch(&self, mirror: &Mirror) -> Result<(ExecutionRequest, BatchRun), (u16, Value)> {
+        let refused = |e: ApiError| (e.status, e.to_json());
+        let route = self.admit(mirror).map_err(refused)?;
+        let kg_http::Route::ExecuteAction {
+            entity_type,
+            action,
+        } = route
+        else {
+            return Err(refused(ApiError::new(
+                500,
+                "internal",
+                "only an execute streams",
+            )));
+        };
+        let request = mirrored_request(mirror, Some(kg_http::sse::CONTENT_TYPE));
+        match crate::actions::execute(&request, self.who, &entity_type, &action).map_err(refused)? {
+            crate::actions::Execution::Stream(execution, run) => Ok((execution, run)),
+            crate::actions::Execution::Done(response) => Err((
+                *response.status(),
+                serde_json::from_slice(response.body()).unwrap_or(Value::Null),
+            )),
+        }
+    }
+
     fn admit(&self, mirror: &Mirror) -> Result<kg_http::Route, ApiError> {
         let path = mirror.path.split('?').next().unwrap_or_default();
         let route = kg_http::route(mirror.method, path)?;
@@ -59,22 +181,7 @@ impl Backend for Mirrored<'_> {
 
     fn call(&mut self, mirror: &Mirror) -> (u16, Value) {
         let answer = self.admit(mirror).and_then(|route| {
-            let method = if mirror.method == "GET" {
-                Method::Get
-            } else {
-                Method::Post
-            };
-            let body = mirror
-                .body
-                .as_ref()
-                .map(|b| b.to_string().into_bytes())
-                .unwrap_or_default();
-            let request = Request::builder()
-                .method(method)
-                .uri(mirror.path.as_str())
-                .header("content-type", "application/json")
-                .body(body)
-                .build();
+            let request = mirrored_request(mirror, None);
             match dispatch(&request, route, self.who.clone())? {
                 Reply::Full(response) => Ok(response),
                 // No mirrored request asks for a stream (kg-mcp refuses `stream`, and no
@@ -94,4 +201,28 @@ impl Backend for Mirrored<'_> {
             Err(e) => (e.status, e.to_json()),
         }
     }
+}
+
+/// The HTTP request a tool call mirrors, with `accept` when the route is to stream.
+fn mirrored_request(mirror: &Mirror, accept: Option<&str>) -> Request {
+    let method = if mirror.method == "GET" {
+        Method::Get
+    } else {
+        Method::Post
+    };
+    let body = mirror
+        .body
+        .as_ref()
+        .map(|b| b.to_string().into_bytes())
+        .unwrap_or_default();
+    let mut request = Request::builder()
+        .method(method)
+        .uri(mirror.path.as_str())
+        .header("content-type", "application/json")
+        .body(body)
+        .build();
+    if let Some(accept) = accept {
+        request.set_header("accept", accept);
+    }
+    request
 }

@@ -17,5 +17,5 @@ pub mod server;
 pub mod tools;
 pub mod version;
 
-pub use server::{Backend, HttpAnswer, handle_post};
+pub use server::{Backend, Handled, HttpAnswer, handle_post};
 pub use tools::{Mirror, QueryTool};

@@ -44,23 +44,88 @@ impl HttpAnswer {
     }
 }
 
+/// What a posted message comes to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Handled {
+    /// Answered in one piece.
+    Answer(HttpAnswer),
+    /// A call of `action_execute` that asked for progress (`_meta.progressToken`): the host
+    /// runs `request` as a batch and streams it (`text/event-stream`): a
+    /// [`progress`] notification per finished entity, then [`call_response`] for `id`.
+    Stream {
+        id: Value,
+        progress_token: Value,
+        request: Mirror,
+    },
+}
+
+impl Handled {
+    /// The one-piece answer (`None` for a stream).
+    pub fn answer(self) -> Option<HttpAnswer> {
+        match self {
+            Handled::Answer(answer) => Some(answer),
+            Handled::Stream { .. } => None,
+        }
+    }
+}
+
 /// Answers one posted message.
-pub fn handle_post(body: &[u8], head: Head, backend: &mut dyn Backend) -> HttpAnswer {
-    let (id, method, params) = match jsonrpc::parse(body) {
+pub fn handle_post(body: &[u8], head: Head, backend: &mut dyn Backend) -> Handled {
+    let (id, method, params) = match parse(body) {
+        Ok(request) => request,
+        Err(answer) => return Handled::Answer(answer),
+    };
+    if method == "tools/call"
+        && version::header_accepted(head.protocol_version)
+        && let Some((progress_token, request)) = streamed_call(&params)
+    {
+        return Handled::Stream {
+            id,
+            progress_token,
+            request,
+        };
+    }
+    Handled::Answer(answer(id, &method, &params, head, backend))
+}
+
+/// A call to stream: `action_execute` with well-formed arguments and a progress token.
+/// Anything else (bad arguments included) is answered in one piece.
+fn streamed_call(params: &Map<String, Value>) -> Option<(Value, Mirror)> {
+    if params.get("name").and_then(Value::as_str) != Some("action_execute") {
+        return None;
+    }
+    let token = params.get("_meta")?.get("progressToken")?;
+    if !(token.is_string() || token.is_i64() || token.is_u64()) {
+        return None;
+    }
+    let arguments = params.get("arguments")?.as_object()?.clone();
+    let request = tools::mirror("action_execute", arguments)?.ok()?;
+    Some((token.clone(), request))
+}
+
+type Request = (Value, String, Map<String, Value>);
+
+fn parse(body: &[u8]) -> Result<Request, HttpAnswer> {
+    match jsonrpc::parse(body) {
         // A body that is no request at all is a transport fault (400); a request whose
         // params are malformed still gets its JSON-RPC error as an answer.
-        Err(rejection) if rejection.id.is_null() => {
-            return HttpAnswer::json(400, rejection.to_json());
-        }
-        Err(rejection) => return HttpAnswer::json(200, rejection.to_json()),
-        Ok(Incoming::Notification { .. } | Incoming::Response) => {
-            return HttpAnswer {
-                status: 202,
-                body: None,
-            };
-        }
-        Ok(Incoming::Request { id, method, params }) => (id, method, params),
-    };
+        Err(rejection) if rejection.id.is_null() => Err(HttpAnswer::json(400, rejection.to_json())),
+        Err(rejection) => Err(HttpAnswer::json(200, rejection.to_json())),
+        Ok(Incoming::Notification { .. } | Incoming::Response) => Err(HttpAnswer {
+            status: 202,
+            body: None,
+        }),
+        Ok(Incoming::Request { id, method, params }) => Ok((id, method, params)),
+    }
+}
+
+fn answer(
+    id: Value,
+    method: &str,
+    params: &Map<String, Value>,
+    head: Head,
+    backend: &mut dyn Backend,
+) -> HttpAnswer {
     if method != "initialize" && !version::header_accepted(head.protocol_version) {
         let requested = head.protocol_version.unwrap_or_default();
         return HttpAnswer::json(
@@ -76,11 +141,11 @@ pub fn handle_post(body: &[u8], head: Head, backend: &mut dyn Backend) -> HttpAn
             ),
         );
     }
-    let outcome = match method.as_str() {
-        "initialize" => Ok(initialize(&params)),
+    let outcome = match method {
+        "initialize" => Ok(initialize(params)),
         "ping" => Ok(json!({})),
         "tools/list" => list_tools(backend),
-        "tools/call" => call_tool(&params, backend),
+        "tools/call" => call_tool(params, backend),
         other => Err((
             METHOD_NOT_FOUND,
             format!(
@@ -163,7 +228,13 @@ fn call_tool(params: &Map<String, Value>, backend: &mut dyn Backend) -> Outcome 
         }
     };
     let (status, body) = backend.call(&request);
-    Ok(if (200..300).contains(&status) {
+    Ok(tool_result(status, body))
+}
+
+/// A route's answer as a tool result: the JSON body as text and as `structuredContent`
+/// when it succeeded, a tool error otherwise.
+pub fn tool_result(status: u16, body: Value) -> Value {
+    if (200..300).contains(&status) {
         json!({
             "content": [{ "type": "text", "text": body.to_string() }],
             "structuredContent": body,
@@ -171,7 +242,26 @@ fn call_tool(params: &Map<String, Value>, backend: &mut dyn Backend) -> Outcome 
         })
     } else {
         tool_error(&body)
+    }
+}
+
+/// The response that ends a streamed call: the route's answer as a tool result.
+pub fn call_response(id: &Value, status: u16, body: Value) -> Value {
+    jsonrpc::result(id, tool_result(status, body))
+}
+
+/// A `notifications/progress` of a streamed call.
+pub fn progress(token: &Value, progress: u32, total: u32, message: &str) -> Value {
+    json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/progress",
+        "params": { "progressToken": token, "progress": progress, "total": total, "message": message },
     })
+}
+
+/// One JSON-RPC message as an SSE event of a Streamable HTTP response.
+pub fn sse_message(message: &Value) -> Vec<u8> {
+    format!("event: message\ndata: {message}\n\n").into_bytes()
 }
 
 /// A call the API refused or could not complete: the model sees the API's JSON error
@@ -239,6 +329,8 @@ mod tests {
             },
             backend,
         )
+        .answer()
+        .expect("an answer in one piece")
     }
 
     fn request(method: &str, params: Value) -> Value {
@@ -309,7 +401,9 @@ mod tests {
 
     #[test]
     fn malformed_bodies_are_400_json_rpc_errors() {
-        let answer = handle_post(b"{not json", Head::default(), &mut fake(true));
+        let answer = handle_post(b"{not json", Head::default(), &mut fake(true))
+            .answer()
+            .unwrap();
         assert_eq!(answer.status, 400);
         assert_eq!(answer.body.unwrap()["error"]["code"], jsonrpc::PARSE_ERROR);
     }
@@ -419,6 +513,65 @@ mod tests {
         assert!(names(false).contains(&"search_instances".to_string()));
     }
 
+    #[test]
+    fn an_execute_with_a_progress_token_is_streamed_and_anything_else_is_answered() {
+        let call = |params: Value| {
+            handle_post(
+                request("tools/call", params).to_string().as_bytes(),
+                Head::default(),
+                &mut fake(true),
+            )
+        };
+        let args = json!({"entity_type": "PurchaseOrder", "action": "makePayment", "entity_ids": ["PO-1"]});
+        match call(
+            json!({"name": "action_execute", "arguments": args, "_meta": {"progressToken": "p1"}}),
+        ) {
+            Handled::Stream {
+                id,
+                progress_token,
+                request,
+            } => {
+                assert_eq!((id, progress_token), (json!(7), json!("p1")));
+                assert_eq!(request.path, "/actions/PurchaseOrder/makePayment/execute");
+            }
+            other => panic!("{other:?}"),
+        }
+        // No token, a token of the wrong kind, bad arguments, or another tool: one piece.
+        assert!(
+            call(json!({"name": "action_execute", "arguments": args}))
+                .answer()
+                .is_some()
+        );
+        assert!(call(json!({"name": "action_execute", "arguments": args, "_meta": {"progressToken": 1.5}})).answer().is_some());
+        assert!(
+            call(json!({"name": "action_execute", "arguments": {}, "_meta": {"progressToken": 1}}))
+                .answer()
+                .is_some()
+        );
+        assert!(
+            call(json!({"name": "action_plan", "arguments": args, "_meta": {"progressToken": 1}}))
+                .answer()
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn a_streamed_call_is_framed_as_sse_messages() {
+        let frame =
+            String::from_utf8(sse_message(&progress(&json!(3), 1, 2, "PO-1 paid"))).unwrap();
+        assert!(frame.starts_with("event: message\ndata: {"), "{frame}");
+        assert!(frame.ends_with("}\n\n"));
+        let data: Value =
+            serde_json::from_str(frame.lines().nth(1).unwrap().trim_start_matches("data: "))
+                .unwrap();
+        assert_eq!(
+            data["params"],
+            json!({"progressToken": 3, "progress": 1, "total": 2, "message": "PO-1 paid"})
+        );
+        let end = call_response(&json!(7), 403, json!({"error": {"code": "forbidden"}}));
+        assert_eq!(end["result"]["isError"], true);
+    }
+
     proptest! {
         #[test]
         fn any_message_gets_an_answer_and_never_a_5xx(
@@ -427,7 +580,11 @@ mod tests {
             id in prop_oneof![Just(json!(1)), Just(json!("a")), Just(json!(null)), Just(json!(1.5)), Just(json!({}))],
             version in prop_oneof![Just(None), Just(Some("2025-06-18")), Just(Some("x"))],
         ) {
-            let answer = post(&mut fake(false), version, json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+            let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+            let head = Head { protocol_version: version };
+            let Handled::Answer(answer) = handle_post(body.to_string().as_bytes(), head, &mut fake(false)) else {
+                return Ok(());
+            };
             prop_assert!(answer.status < 500);
             let body = answer.body.unwrap();
             prop_assert!(body.get("result").is_some() != body.get("error").is_some());
