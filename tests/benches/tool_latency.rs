@@ -1,7 +1,10 @@
 //! `get_node_statistics` through the whole stack (HTTP → devhost → dispatcher → WIT →
 //! query-tools → Query API → devgraph) against the same Cypher sent straight to devgraph,
-//! so the stack's own overhead is visible. 1,000 sequential calls each, after a warm-up.
-//! Run: `cargo bench -p kg-e2e --bench tool_latency` (after scripts/setup.sh).
+//! so the stack's own overhead is visible, and the same tool called over MCP (`POST /mcp`,
+//! `tools/call`), so MCP's own cost per call is too. 1,000 sequential calls each, after a
+//! warm-up; the route and MCP calls alternate, so both see the same machine.
+//! Run: `cargo bench -p kg-e2e --bench tool_latency` (after scripts/setup.sh); on Spin:
+//! `KG_E2E_HOST=spin SPIN_BIN=… cargo bench -p kg-e2e --bench tool_latency`.
 
 use kg_e2e::{GRAPH_PASSWORD, Stack};
 use serde_json::json;
@@ -32,14 +35,35 @@ async fn main() -> anyhow::Result<()> {
             .json(&json!({"statement": statement, "accessMode": "READ"}))
             .send()
     };
+    let over_mcp = || {
+        client
+            .post(format!("{}/mcp", host.url))
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("accept", "application/json, text/event-stream")
+            .body(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                    "name": "get_node_statistics",
+                    "arguments": {"label": "PurchaseOrder", "sample_size": 0}}})
+                .to_string(),
+            )
+            .send()
+    };
     let labels = "CALL db.labels() YIELD label RETURN label ORDER BY label LIMIT 1000";
     let count = "MATCH (n:`PurchaseOrder`) RETURN count(n) AS count LIMIT 1";
 
-    let through_stack = measure(|| async {
-        let r = tool().await?.error_for_status()?;
-        r.bytes().await?;
-        Ok(())
-    })
+    let (through_stack, through_mcp) = measure_alternating(
+        || async {
+            let r = tool().await?.error_for_status()?;
+            r.bytes().await?;
+            Ok(())
+        },
+        || async {
+            let r = over_mcp().await?.error_for_status()?;
+            let answer: serde_json::Value = r.json().await?;
+            anyhow::ensure!(answer["result"]["isError"] == false, "{answer}");
+            Ok(())
+        },
+    )
     .await?;
     let straight = measure(|| async {
         direct(labels).await?.error_for_status()?.bytes().await?;
@@ -47,11 +71,23 @@ async fn main() -> anyhow::Result<()> {
         Ok(())
     })
     .await?;
-    report("get_node_statistics through devhost", &through_stack);
+    let host_name = format!("{:?}", host.kind).to_lowercase();
+    report(
+        &format!("get_node_statistics, POST /tools/… on {host_name}"),
+        &through_stack,
+    );
+    report(
+        &format!("the same over MCP, POST /mcp tools/call on {host_name}"),
+        &through_mcp,
+    );
     report("the same two queries straight to devgraph", &straight);
     println!(
         "stack overhead at the median: {:.2} ms",
         ms(median(&through_stack)) - ms(median(&straight))
+    );
+    println!(
+        "MCP overhead per tool call at the median: {:.2} ms",
+        ms(median(&through_mcp)) - ms(median(&through_stack))
     );
     host.stop().await?;
     graph.stop().await?;
@@ -74,6 +110,35 @@ where
     }
     samples.sort();
     Ok(samples)
+}
+
+/// `a` and `b` called in turn, so drift in the machine's speed hits both alike.
+async fn measure_alternating<A, FutA, B, FutB>(
+    a: A,
+    b: B,
+) -> anyhow::Result<(Vec<Duration>, Vec<Duration>)>
+where
+    A: Fn() -> FutA,
+    FutA: std::future::Future<Output = anyhow::Result<()>>,
+    B: Fn() -> FutB,
+    FutB: std::future::Future<Output = anyhow::Result<()>>,
+{
+    for _ in 0..20 {
+        a().await?;
+        b().await?;
+    }
+    let (mut first, mut second) = (Vec::with_capacity(CALLS), Vec::with_capacity(CALLS));
+    for _ in 0..CALLS {
+        let started = Instant::now();
+        a().await?;
+        first.push(started.elapsed());
+        let started = Instant::now();
+        b().await?;
+        second.push(started.elapsed());
+    }
+    first.sort();
+    second.sort();
+    Ok((first, second))
 }
 
 fn median(sorted: &[Duration]) -> Duration {
