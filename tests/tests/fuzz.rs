@@ -21,6 +21,11 @@
 //! reproducible: a failure prints the case's index, method, path and body. Requests run
 //! 8 at a time; the graph's state (payments made by earlier cases) can differ between
 //! runs, the assertions do not depend on it. The counts by status are printed at the end (`--nocapture`).
+//!
+//! A second run sends as many fuzzed messages to `/mcp` (issue #37): JSON-RPC requests and
+//! notifications of every method, tool calls of every tool, with their ids, params,
+//! arguments and `MCP-Protocol-Version` mutated. Its errors may also be JSON-RPC errors
+//! (`{"jsonrpc", "id", "error": {"code": <integer>, "message"}}`), the protocol's own shape.
 
 use futures::StreamExt;
 use kg_e2e::auth::ADMIN;
@@ -509,7 +514,9 @@ async fn run(client: &reqwest::Client, base: &str, case: &Case) -> Outcome {
     } else if status >= 400 && method != reqwest::Method::HEAD {
         let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
         let error = &body["error"];
-        (!(error["code"].is_string() && error["message"].is_string())).then(|| {
+        let json_rpc =
+            case.template == "/mcp" && body["jsonrpc"] == "2.0" && error["code"].is_i64();
+        (!((error["code"].is_string() || json_rpc) && error["message"].is_string())).then(|| {
             format!(
                 "{status} without a JSON error ({content_type}): {}",
                 cut(&text)
@@ -539,8 +546,110 @@ fn env_number(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// What the `/mcp` cases start from before mutation: every method, every tool.
+fn mcp_templates() -> Vec<Value> {
+    let call = |name: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+    let order =
+        json!({"entity_type": "PurchaseOrder", "action": "makePayment", "entity_ids": ["PO-0005"]});
+    let mut templates = vec![
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "x"}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "resources/list"}),
+        json!({"jsonrpc": "2.0", "id": 4, "result": {}}),
+        call("action_list", json!({"entity_type": "PurchaseOrder"})),
+        call(
+            "action_describe",
+            json!({"entity_type": "PurchaseOrder", "action": "cancel"}),
+        ),
+        call("action_validate", order.clone()),
+        call("action_plan", order.clone()),
+        call("action_execute", order.clone()),
+        call("action_undo", json!({"log_id": "LOG-1"})),
+        call("action_log", json!({"limit": 3})),
+        call("search_documents", json!({"query": "orders", "top_k": 2})),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+            "name": "action_execute", "arguments": order, "_meta": {"progressToken": "fuzz"}}}),
+    ];
+    templates.extend(TOOLS.iter().map(|tool| call(tool, tool_body(tool))));
+    templates
+}
+
+fn mcp_case(seed: u64, index: usize) -> Case {
+    let mut rng = Rng::new(seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    for _ in 0..4 {
+        rng.next();
+    }
+    let templates = mcp_templates();
+    let base = rng.pick(&templates).clone();
+    let body = body_of(&mut rng, &base);
+    let method = if rng.chance(95) {
+        "POST".to_string()
+    } else {
+        rng.pick(&["GET", "DELETE", "PUT", "HEAD", "OPTIONS"])
+            .to_string()
+    };
+    let mut headers: Vec<(&'static str, String)> =
+        vec![("content-type", "application/json".into())];
+    if rng.chance(70) {
+        let versions = [
+            "2025-11-25",
+            "2025-06-18",
+            "2025-03-26",
+            "2026-07-28",
+            "",
+            "1999-01-01",
+            "2025-11-25, 2025-06-18",
+        ];
+        headers.push(("mcp-protocol-version", rng.pick(&versions).to_string()));
+    }
+    if rng.chance(80) {
+        let accepts = [
+            "application/json, text/event-stream",
+            "application/json",
+            "text/event-stream",
+            "*/*",
+            "x/y",
+        ];
+        headers.push(("accept", rng.pick(&accepts).to_string()));
+    }
+    if rng.chance(5) {
+        headers.push(("mcp-session-id", format!("{}", rng.next())));
+    }
+    if rng.chance(5) {
+        headers.push(("origin", "http://evil.example".into()));
+    }
+    let admin = match rng.below(100) {
+        0..=2 => None,
+        3..=4 => Some(false),
+        _ => Some(true),
+    };
+    Case {
+        index,
+        template: "/mcp",
+        method,
+        path: "/mcp".into(),
+        headers,
+        body,
+        admin,
+    }
+}
+
 #[tokio::test]
 async fn fuzzed_requests_on_every_route_never_get_a_5xx_and_every_error_is_json() {
+    let templates = templates();
+    fuzz(&|seed, i| case(seed, i, &templates)).await;
+}
+
+#[tokio::test]
+async fn fuzzed_mcp_messages_never_get_a_5xx_and_every_error_is_json() {
+    fuzz(&mcp_case).await;
+}
+
+/// Runs the cases `make` gives, against a fresh app, and checks every answer.
+async fn fuzz(make: &dyn Fn(u64, usize) -> Case) {
     let seed = env_number("KG_FUZZ_SEED", DEFAULT_SEED);
     let requests = env_number("KG_FUZZ_REQUESTS", DEFAULT_REQUESTS as u64) as usize;
 
@@ -570,8 +679,7 @@ async fn fuzzed_requests_on_every_route_never_get_a_5xx_and_every_error_is_json(
         .await
         .unwrap();
 
-    let templates = templates();
-    let cases: Vec<Case> = (0..requests).map(|i| case(seed, i, &templates)).collect();
+    let cases: Vec<Case> = (0..requests).map(|i| make(seed, i)).collect();
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(60))
         .build()
