@@ -4,6 +4,8 @@ Usage: client.py URL BEARER_TOKEN STEPS_JSON. STEPS_JSON is a list of steps:
   {"op": "list_tools"}
   {"op": "call", "name": TOOL, "arguments": {...}, "progress": true?}
   {"op": "ping"}
+  {"op": "list_resources"} / {"op": "list_resource_templates"} / {"op": "read_resource", "uri": URI}
+  {"op": "list_prompts"} / {"op": "get_prompt", "name": NAME, "arguments": {...}}
 Prints one JSON object: the negotiated protocol version, the server's name, and one result
 per step (a protocol error as {"error": {"code", "message"}}). The Rust end-to-end tests
 (tests/tests/mcp.rs) choose the steps and check the results; nothing here asserts.
@@ -64,6 +66,21 @@ async def run_step(client, step):
                 "first_message": seen[0]["message"] if seen else None,
             }
         return report
+    if op == "list_resources":
+        listed = await client.list_resources()
+        return {"resources": [r.model_dump(by_alias=True, exclude_none=True, mode="json") for r in listed.resources]}
+    if op == "list_resource_templates":
+        listed = await client.list_resource_templates()
+        return {"templates": [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.resource_templates]}
+    if op == "read_resource":
+        read = await client.read_resource(step["uri"])
+        return {"contents": [c.model_dump(by_alias=True, exclude_none=True, mode="json") for c in read.contents]}
+    if op == "list_prompts":
+        listed = await client.list_prompts()
+        return {"prompts": [p.model_dump(by_alias=True, exclude_none=True, mode="json") for p in listed.prompts]}
+    if op == "get_prompt":
+        got = await client.get_prompt(step["name"], step.get("arguments", {}))
+        return got.model_dump(by_alias=True, exclude_none=True, mode="json")
     if op == "ping":
         await client.send_ping()
         return {"pong": True}

@@ -190,6 +190,75 @@ async fn a_viewer_sees_only_read_tools_and_cannot_execute() {
     assert_eq!(results[2]["isError"], false);
 }
 
+#[tokio::test]
+async fn resources_and_prompts_are_served_to_the_sdk_and_follow_permissions() {
+    let stack = Stack::start().await.unwrap();
+    let steps = json!([
+        {"op": "list_resources"},
+        {"op": "list_resource_templates"},
+        {"op": "read_resource", "uri": "kg://ontology/classes"},
+        {"op": "read_resource", "uri": "kg://instances/PO-0003"},
+        {"op": "read_resource", "uri": "kg://actions/PurchaseOrder/makePayment"},
+        {"op": "read_resource", "uri": "kg://nowhere"},
+        {"op": "list_prompts"},
+        {"op": "get_prompt", "name": "pay_open_orders", "arguments": {"supplier": "ACME"}},
+    ]);
+    let admin = mcp::session(&stack.host, ADMIN, &steps).await.unwrap();
+    let r = admin["results"].as_array().unwrap();
+    let uris: Vec<&str> = r[0]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "kg://ontology/classes",
+            "kg://ontology/relationships",
+            "kg://actions",
+            "kg://actions/log",
+            "kg://documents"
+        ]
+    );
+    assert_eq!(r[1]["templates"].as_array().unwrap().len(), 3, "{}", r[1]);
+    let text = |i: usize| -> Value {
+        let text = r[i]["contents"][0]["text"].as_str();
+        serde_json::from_str(text.unwrap_or_else(|| panic!("{}", r[i]))).unwrap()
+    };
+    assert_eq!(text(2)["tool"], "get_ontology_classes", "{}", text(2));
+    assert_eq!(text(3)["tool"], "get_instance_neighbors");
+    assert!(
+        text(3)["graph_data"]["nodes"].as_array().unwrap().len() > 1,
+        "{}",
+        text(3)
+    );
+    assert_eq!(text(4)["name"], "makePayment", "{}", text(4));
+    assert_eq!(r[5]["error"]["code"], -32002, "{}", r[5]);
+    assert!(r[6]["prompts"].as_array().unwrap().len() >= 4);
+    let prompt = r[7]["messages"][0]["content"]["text"].as_str().unwrap();
+    assert!(
+        prompt.contains("ACME") && prompt.contains("action_plan"),
+        "{prompt}"
+    );
+
+    // A viewer (no `actions:log`) is not offered the action log, and cannot read it.
+    let viewer = mcp::session(
+        &stack.host,
+        VIEWER,
+        &json!([{"op": "list_resources"}, {"op": "read_resource", "uri": "kg://actions/log"}]),
+    )
+    .await
+    .unwrap();
+    let listed = viewer["results"][0]["resources"].to_string();
+    assert!(!listed.contains("kg://actions/log"), "{listed}");
+    assert!(
+        viewer["results"][1]["error"]["code"].is_i64(),
+        "{}",
+        viewer["results"][1]
+    );
+}
+
 /// The issue's whole path with the SDK: plan a 1,000-order payment (an operator's batch
 /// limit holds; an admin's plan needs approval), an approver redeems the token with
 /// progress notifications for every order, the token is spent, and one payment is undone.
@@ -340,7 +409,7 @@ async fn bad_protocol_input_gets_json_rpc_errors_and_never_a_5xx() {
         (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, 400, -32600),
         (r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#, 200, -32600),
         (
-            r#"{"jsonrpc":"2.0","id":1,"method":"resources/list"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe"}"#,
             200,
             -32601,
         ),

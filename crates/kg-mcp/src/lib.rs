@@ -13,6 +13,8 @@
 //! HTTP, no more.
 
 pub mod jsonrpc;
+pub mod prompts;
+pub mod resources;
 pub mod server;
 pub mod tools;
 pub mod version;

@@ -5,7 +5,7 @@ use crate::jsonrpc::{
     self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND,
 };
 use crate::tools::{self, Mirror, QueryTool};
-use crate::version;
+use crate::{prompts, resources, version};
 use serde_json::{Map, Value, json};
 
 /// What the server needs from its host: the graph tools, the permission matrix, and the
@@ -146,10 +146,19 @@ fn answer(
         "ping" => Ok(json!({})),
         "tools/list" => list_tools(backend),
         "tools/call" => call_tool(params, backend),
+        "resources/list" => Ok(json!({
+            "resources": resources::list(&mut |route| backend.permitted(route))
+        })),
+        "resources/templates/list" => Ok(json!({
+            "resourceTemplates": resources::templates(&mut |route| backend.permitted(route))
+        })),
+        "resources/read" => read_resource(params, backend),
+        "prompts/list" => Ok(json!({ "prompts": prompts::list() })),
+        "prompts/get" => get_prompt(params),
         other => Err((
             METHOD_NOT_FOUND,
             format!(
-                "`{other}` is not a method of this server (it offers tools: initialize, ping, tools/list, tools/call)"
+                "`{other}` is not a method of this server (it offers tools, resources and prompts)"
             ),
         )),
     };
@@ -166,7 +175,11 @@ fn initialize(params: &Map<String, Value>) -> Value {
     let requested = params.get("protocolVersion").and_then(Value::as_str);
     json!({
         "protocolVersion": version::negotiate(requested),
-        "capabilities": { "tools": { "listChanged": false } },
+        "capabilities": {
+            "tools": { "listChanged": false },
+            "resources": { "subscribe": false, "listChanged": false },
+            "prompts": { "listChanged": false },
+        },
         "serverInfo": {
             "name": "kg-agent",
             "title": "kg-agent: a knowledge graph's tools and business actions",
@@ -177,7 +190,7 @@ fn initialize(params: &Map<String, Value>) -> Value {
 }
 
 const INSTRUCTIONS: &str = "Graph tools answer questions over the knowledge graph \
-(start with get_ontology or search_instances). Business actions go through the catalog: \
+(start with get_ontology_classes or search_instances). Business actions go through the catalog: \
 action_list and action_describe say what exists, action_validate checks preconditions, \
 action_plan says whether a person must approve, action_execute runs it (with the plan's \
 approval_token when one is needed; give every execute an idempotency_key), action_undo \
@@ -229,6 +242,57 @@ fn call_tool(params: &Map<String, Value>, backend: &mut dyn Backend) -> Outcome 
     };
     let (status, body) = backend.call(&request);
     Ok(tool_result(status, body))
+}
+
+/// The specification's "resource not found" error.
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
+
+fn read_resource(params: &Map<String, Value>, backend: &mut dyn Backend) -> Outcome {
+    let uri = match params.get("uri") {
+        Some(Value::String(uri)) => uri.as_str(),
+        _ => return Err((INVALID_PARAMS, "`uri` (a string) is required".into())),
+    };
+    let not_found = || (RESOURCE_NOT_FOUND, format!("no resource at `{uri}`"));
+    let request = resources::mirror(uri).ok_or_else(not_found)?;
+    let (status, body) = backend.call(&request);
+    match status {
+        200..=299 => Ok(json!({
+            "contents": [{ "uri": uri, "mimeType": "application/json", "text": body.to_string() }]
+        })),
+        404 => Err(not_found()),
+        _ => Err((
+            if status >= 500 {
+                INTERNAL_ERROR
+            } else {
+                INVALID_PARAMS
+            },
+            format!(
+                "`{uri}` could not be read: {}",
+                body["error"]["message"].as_str().unwrap_or("error")
+            ),
+        )),
+    }
+}
+
+fn get_prompt(params: &Map<String, Value>) -> Outcome {
+    let name = match params.get("name") {
+        Some(Value::String(name)) => name.as_str(),
+        _ => return Err((INVALID_PARAMS, "`name` (a string) is required".into())),
+    };
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(arguments)) => arguments.clone(),
+        Some(other) => {
+            return Err((
+                INVALID_PARAMS,
+                format!(
+                    "`arguments` must be an object, got {}",
+                    jsonrpc::kind(other)
+                ),
+            ));
+        }
+    };
+    prompts::get(name, &arguments).map_err(|message| (INVALID_PARAMS, message))
 }
 
 /// A route's answer as a tool result: the JSON body as text and as `structuredContent`
@@ -351,9 +415,11 @@ mod tests {
         let result = &answer.body.as_ref().unwrap()["result"];
         assert_eq!(result["protocolVersion"], "2025-06-18");
         assert_eq!(
-            result["capabilities"],
-            json!({"tools": {"listChanged": false}})
+            result["capabilities"]["tools"],
+            json!({"listChanged": false})
         );
+        assert!(result["capabilities"]["resources"].is_object());
+        assert!(result["capabilities"]["prompts"].is_object());
         assert_eq!(result["serverInfo"]["name"], "kg-agent");
         let newer = post(
             &mut fake(true),
@@ -410,7 +476,11 @@ mod tests {
 
     #[test]
     fn unknown_methods_and_tools_are_protocol_errors() {
-        let answer = post(&mut fake(true), None, request("resources/list", json!({})));
+        let answer = post(
+            &mut fake(true),
+            None,
+            request("resources/subscribe", json!({})),
+        );
         assert_eq!(answer.body.unwrap()["error"]["code"], METHOD_NOT_FOUND);
         let answer = post(
             &mut fake(true),
@@ -511,6 +581,72 @@ mod tests {
         assert!(names(true).contains(&"action_execute".to_string()));
         assert!(!names(false).contains(&"action_execute".to_string()));
         assert!(names(false).contains(&"search_instances".to_string()));
+    }
+
+    #[test]
+    fn resources_are_read_through_their_routes_and_unknown_ones_are_not_found() {
+        let mut backend = fake(true);
+        let answer = post(
+            &mut backend,
+            None,
+            request("resources/read", json!({"uri": "kg://actions"})),
+        );
+        let contents = &answer.body.unwrap()["result"]["contents"][0];
+        assert_eq!(contents["uri"], "kg://actions");
+        assert_eq!(
+            contents["text"],
+            json!({"answered": "/actions"}).to_string()
+        );
+        let answer = post(
+            &mut backend,
+            None,
+            request("resources/read", json!({"uri": "kg://nope"})),
+        );
+        assert_eq!(answer.body.unwrap()["error"]["code"], RESOURCE_NOT_FOUND);
+        let answer = post(&mut backend, None, request("resources/read", json!({})));
+        assert_eq!(answer.body.unwrap()["error"]["code"], INVALID_PARAMS);
+        let listed = post(
+            &mut backend,
+            None,
+            request("resources/templates/list", json!({})),
+        );
+        assert!(
+            !listed.body.unwrap()["result"]["resourceTemplates"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn prompts_are_listed_and_filled() {
+        let listed = post(&mut fake(true), None, request("prompts/list", json!({})));
+        assert!(
+            listed.body.unwrap()["result"]["prompts"]
+                .as_array()
+                .unwrap()
+                .len()
+                >= 4
+        );
+        let got = post(
+            &mut fake(true),
+            None,
+            request(
+                "prompts/get",
+                json!({"name": "explain_entity", "arguments": {"entity": "PO-0003"}}),
+            ),
+        );
+        let text = got.body.unwrap()["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(text.contains("PO-0003"));
+        let missing = post(
+            &mut fake(true),
+            None,
+            request("prompts/get", json!({"name": "explain_entity"})),
+        );
+        assert_eq!(missing.body.unwrap()["error"]["code"], INVALID_PARAMS);
     }
 
     #[test]

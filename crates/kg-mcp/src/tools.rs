@@ -234,7 +234,7 @@ const ENCODED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'~');
 
 /// A path segment or query value, percent-encoded (the routes decode it).
-fn segment(text: &str) -> String {
+pub(crate) fn segment(text: &str) -> String {
     utf8_percent_encode(text, ENCODED).to_string()
 }
 
