@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One command for the performance numbers (README "Performance"): builds what the benches
+# One command for the performance numbers (docs/performance.md): builds what the benches
 # start (scripts/setup.sh), then runs them on devhost + devgraph with an LLM stub that
 # answers at once and prints their tables:
 #   request_profile  one request broken down (devhost --server-timing): host set-up,

@@ -171,7 +171,7 @@ if [ ${#failed_passes[@]} -gt 0 ]; then
   exit 1
 fi
 
-# The benchmarks in their short mode (README "Performance"), about 2 minutes: they print
+# The benchmarks in their short mode (docs/performance.md), about 2 minutes: they print
 # their tables and fail only when something breaks (a request errors, a payment goes
 # missing), never on a slow number.
 stage "benchmarks, short mode (scripts/bench.sh --short)"

@@ -1,7 +1,7 @@
 // Least-privilege Neo4j users for kg-agent (Neo4j 5 Enterprise or Aura; run as an admin,
 // e.g. `cypher-shell -u neo4j -d system -f deploy/neo4j/users.cypher`, after replacing the
-// passwords). README "Running on Neo4j" explains each grant. The Cypher lint gate parses
-// this file with Neo4j's own parser (tools/cypher-lint/check.sh).
+// passwords). docs/neo4j.md ("Users and privileges") explains each grant. The Cypher lint
+// gate parses this file with Neo4j's own parser (tools/cypher-lint/check.sh).
 //
 // The reader: what the query tools use (spin variables neo4j_reader_user/_password).
 CREATE USER kg_reader IF NOT EXISTS SET PASSWORD 'change-me-reader' CHANGE NOT REQUIRED;

@@ -5,7 +5,7 @@
 # Cypher parser (lint.mjs), together with any capture folders given (devgraph's
 # `--capture-dir`/DEVGRAPH_CAPTURE_DIR, e.g. from the end-to-end suite; scripts/test.sh
 # passes its pass-1 capture), and the statements of deploy/neo4j/*.cypher (the admin
-# scripts the README tells operators to run). Fails on any error, deprecation or warning.
+# scripts docs/neo4j.md tells operators to run). Fails on any error, deprecation or warning.
 #
 #   tools/cypher-lint/check.sh [CAPTURE-DIR...]
 set -euo pipefail

@@ -1,7 +1,7 @@
 // Browser end-to-end tests: devgraph (demo data) + devhost serving spin.toml + a scripted
 // LLM + a local OpenID Connect provider (e2e/oidc-stub.mjs), driven by playwright-core through Debian's Chromium (/usr/bin/chromium, or
-// $CHROMIUM). Saves screenshots to e2e/out/ (`--screenshots` also copies the README's to
-// e2e/screenshots/) and prints the measurements (bundle size, cold-load timing).
+// $CHROMIUM). Saves screenshots to e2e/out/ (`--screenshots` also copies the ones README.md and
+// docs/web.md show to e2e/screenshots/) and prints the measurements (bundle size, cold-load timing).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, copyFileSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,7 +1,7 @@
 //! The permission matrix, written once: which role may do what. The dispatcher maps each
 //! route to one permission and checks it at one place per request; the action-executor
-//! re-checks the action permissions itself (DESIGN.md §9). The README's table is this
-//! matrix (a test keeps them equal).
+//! re-checks the action permissions itself (DESIGN.md §9). The table in docs/security.md
+//! is this matrix (a test keeps them equal).
 
 use crate::roles::Role;
 
@@ -21,7 +21,7 @@ pub enum Permission {
     ActionLogRead,
     /// Validate, plan and execute actions (`/actions/{type}/{name}/validate|plan|execute`).
     ActionsExecute,
-    /// Approve or reject a plan (`/chat/approve`, an approved execute, `/approvals/.../reject`).
+    /// Approve or reject a plan (`/chat/approve`, an approved execute).
     ActionsApprove,
     /// `POST /actions/setup`.
     ActionsSetup,
@@ -59,7 +59,7 @@ pub const MATRIX: &[(Permission, &[Role])] = {
 };
 
 impl Permission {
-    /// The name used in 403 bodies and the README table.
+    /// The name used in 403 bodies and the docs/security.md table.
     pub fn as_str(self) -> &'static str {
         match self {
             Permission::HealthRead => "health:read",
@@ -109,7 +109,7 @@ pub fn missing(roles: &[Role], permission: Permission) -> Result<(), String> {
     ))
 }
 
-/// The matrix as a Markdown table (permission × role), as the README shows it.
+/// The matrix as a Markdown table (permission × role), as docs/security.md shows it.
 pub fn markdown_table() -> String {
     let mut out = String::from("| permission |");
     for role in Role::ALL {
@@ -177,11 +177,11 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_shows_this_matrix() {
-        let readme = include_str!("../../../README.md");
+    fn the_security_page_shows_this_matrix() {
+        let page = include_str!("../../../docs/security.md");
         assert!(
-            readme.contains(&markdown_table()),
-            "README.md's permission table differs from the matrix; paste:\n{}",
+            page.contains(&markdown_table()),
+            "docs/security.md's permission table differs from the matrix; paste:\n{}",
             markdown_table()
         );
     }

@@ -1,4 +1,4 @@
-//! The LLM prompts as text templates (README "Prompts"): `prompts/<lang>/<name>.txt`,
+//! The LLM prompts as text templates (docs/agent.md, "Prompts"): `prompts/<lang>/<name>.txt`,
 //! mounted into the components at `/prompts` with Spin `files`, so an operator tunes them
 //! without rebuilding. Each is looked up as `<lang>` in the mount, the built-in `<lang>`
 //! copy, `en` in the mount, the built-in `en` copy: the first that exists wins. The
