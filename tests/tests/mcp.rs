@@ -259,6 +259,35 @@ async fn resources_and_prompts_are_served_to_the_sdk_and_follow_permissions() {
     );
 }
 
+#[tokio::test]
+async fn the_protected_resource_metadata_names_the_configured_issuer() {
+    let stack = Stack::start_with(&[
+        ("auth_mode", "api_key,oidc".to_string()),
+        ("oidc_issuer", "https://id.example/realms/kg/".to_string()),
+        ("oidc_client_id", "kg-web".to_string()),
+        ("public_url", "https://kg.example/".to_string()),
+    ])
+    .await
+    .unwrap();
+    let (status, metadata) = stack
+        .host
+        .send_as(None, "GET", "/.well-known/oauth-protected-resource/mcp", "")
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{metadata}");
+    assert_eq!(metadata["resource"], "https://kg.example/mcp");
+    assert_eq!(
+        metadata["authorization_servers"],
+        json!(["https://id.example/realms/kg"])
+    );
+    assert!(
+        metadata["scopes_supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("openid"))
+    );
+}
+
 /// The whole path with the SDK: plan a 1,000-order payment (an operator's batch
 /// limit holds; an admin's plan needs approval), an approver redeems the token with
 /// progress notifications for every order, the token is spent, and one payment is undone.
@@ -467,7 +496,30 @@ async fn bad_protocol_input_gets_json_rpc_errors_and_never_a_5xx() {
     )
     .await;
     assert_eq!(status, 401);
-    assert!(headers.get("www-authenticate").is_some(), "{headers:?}");
+    // MCP authorization: the challenge points at the RFC 9728 metadata, public.
+    let challenge = headers["www-authenticate"].to_str().unwrap().to_string();
+    let metadata_url = format!(
+        "{}/.well-known/oauth-protected-resource/mcp",
+        stack.host.url
+    );
+    assert!(
+        challenge.starts_with("Bearer ")
+            && challenge.contains(&format!("resource_metadata=\"{metadata_url}\"")),
+        "{challenge}"
+    );
+    let metadata: Value = reqwest::get(&metadata_url)
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(metadata["resource"], format!("{}/mcp", stack.host.url));
+    assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
+    // API keys only: no authorization server to name.
+    assert!(
+        metadata.get("authorization_servers").is_none(),
+        "{metadata}"
+    );
     // Stateless: no server stream to GET, no session to DELETE.
     for method in ["GET", "DELETE"] {
         let (status, _) = stack.host.send(method, "/mcp", "").await.unwrap();

@@ -58,6 +58,14 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
         .uri(path_with_query)
         .headers(incoming.headers())
         .build();
+    // wasi-http hands a request's authority apart from its headers (no `Host` field). The
+    // MCP routes name the app's own URL in their authorization answers (RFC 9728), so
+    // they, and only they, pay the host call that reads it.
+    if mcp::names_own_url(request.path()) && request.header("host").is_none() {
+        if let Some(authority) = incoming.authority() {
+            request.set_header("host", authority.as_str());
+        }
+    }
     let mut trace = telemetry::RequestTrace::begin(&request, &method_name(request.method()));
     let mut ctx = headers::Context {
         allowed_origin: headers::allowed_origin(&request),
@@ -210,6 +218,7 @@ fn admit(request: &Request, ctx: &mut headers::Context) -> Result<(Route, Princi
         Ok(Route::HealthLive) => return Err(liveness::response()),
         Ok(Route::HealthReady) => return Err(readiness::handle()),
         Ok(Route::AuthConfig) => return Err(auth_config()),
+        Ok(Route::ResourceMetadata) => return Err(mcp::resource_metadata(request)),
         _ => {}
     }
     let config = identity::config().map_err(|e| error_response(&e))?;
@@ -219,7 +228,10 @@ fn admit(request: &Request, ctx: &mut headers::Context) -> Result<(Route, Princi
         Some(wasi::clocks::monotonic_clock::now().saturating_sub(started) as f64 / 1_000_000.0);
     let who = who.map_err(|refusal| {
         let mut response = error_response(&refusal.error);
-        if let Some(challenge) = refusal.www_authenticate {
+        if let Some(mut challenge) = refusal.www_authenticate {
+            if matches!(route, Ok(Route::Mcp)) {
+                mcp::add_resource_metadata(&mut challenge, request);
+            }
             response.set_header("www-authenticate", challenge.as_str());
         }
         response
@@ -246,6 +258,7 @@ pub(crate) fn dispatch(request: &Request, route: Route, who: Principal) -> Resul
         Route::HealthLive => full(liveness::response()),
         Route::HealthReady => full(readiness::handle()),
         Route::AuthConfig => full(auth_config()),
+        Route::ResourceMetadata => full(mcp::resource_metadata(request)),
         Route::Health => full(health::handle()),
         Route::ListTools => full(tools::list()),
         Route::CallTool { name } => full(tools::call(&name, request.body())?),

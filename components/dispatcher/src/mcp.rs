@@ -122,6 +122,53 @@ pub async fn stream_batch(batch: Batch, extra: &[(String, String)], out: Respons
 /// How often an idle batch stream gets a heartbeat comment (as the execute route's SSE).
 const HEARTBEAT_MS: u32 = 10_000;
 
+/// `GET /.well-known/oauth-protected-resource/mcp` (RFC 9728): the resource `/mcp` and,
+/// when OpenID Connect is on, the issuer that grants tokens for it.
+pub fn resource_metadata(request: &Request) -> Response {
+    let Some(origin) = origin(request) else {
+        return crate::json_response(
+            404,
+            &ApiError::not_found(
+                "no public origin: set the `public_url` variable (the request's Host is not a host name)",
+            )
+            .to_json(),
+        );
+    };
+    let settings = kg_http::auth_config::auth_config(&|name| kg_spin::variable(name).ok());
+    let issuer = settings["oidc"]["issuer"].as_str();
+    let scopes: Vec<&str> = settings["oidc"]["scopes"]
+        .as_str()
+        .map(|s| s.split_whitespace().collect())
+        .unwrap_or_default();
+    crate::json_response(
+        200,
+        &kg_mcp::authorization::metadata(&origin, issuer, &scopes),
+    )
+}
+
+/// Adds `resource_metadata="…"` (MCP authorization) to a `401`'s challenge.
+pub fn add_resource_metadata(challenge: &mut String, request: &Request) {
+    if let Some(origin) = origin(request) {
+        challenge.push_str(", ");
+        challenge.push_str(&kg_mcp::authorization::challenge_parameter(&origin));
+    }
+}
+
+/// Whether a path's answers may name the app's own URL (see `origin`).
+pub fn names_own_url(path: &str) -> bool {
+    path.trim_end_matches('/') == "/mcp" || path.starts_with("/.well-known/")
+}
+
+fn origin(request: &Request) -> Option<String> {
+    let header = |name: &str| request.header(name).and_then(|v| v.as_str());
+    let configured = kg_spin::variable("public_url").ok();
+    kg_mcp::authorization::origin(
+        configured.as_deref(),
+        header("host"),
+        header("x-forwarded-proto"),
+    )
+}
+
 struct Mirrored<'a> {
     who: &'a Principal,
 }

@@ -64,6 +64,9 @@ pub enum Route {
     DeleteConversation {
         id: String,
     },
+    /// RFC 9728 protected resource metadata for `/mcp` (MCP authorization's discovery):
+    /// no credential, nothing secret.
+    ResourceMetadata,
     /// The MCP endpoint (Streamable HTTP, stateless): POST only, so `GET` (a server
     /// stream) and `DELETE` (ending a session) are 405, as the specification allows.
     Mcp,
@@ -142,6 +145,10 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ["api", "qa", "query"] => (&["POST"], on(method, "POST", || Route::LegacyQuery)),
         ["conversations"] => (&["GET"], on(method, "GET", || Route::ListConversations)),
         ["mcp"] => (&["POST"], on(method, "POST", || Route::Mcp)),
+        [".well-known", "oauth-protected-resource"]
+        | [".well-known", "oauth-protected-resource", "mcp"] => {
+            (&["GET"], on(method, "GET", || Route::ResourceMetadata))
+        }
         ["conversations", _] => match method {
             "GET" => (
                 &["GET", "DELETE"],
@@ -186,7 +193,10 @@ impl Route {
         use Permission::*;
         let any = |p: &'static [Permission]| Access::AnyOf(p);
         match self {
-            Route::HealthLive | Route::HealthReady | Route::AuthConfig => Access::Public,
+            Route::HealthLive
+            | Route::HealthReady
+            | Route::AuthConfig
+            | Route::ResourceMetadata => Access::Public,
             Route::Health => any(&[HealthRead]),
             Route::ListTools | Route::CallTool { .. } => any(&[ToolsUse]),
             Route::ListActions | Route::GetAction { .. } => any(&[ActionsRead]),
@@ -324,6 +334,11 @@ mod tests {
             ("POST", "/api/qa/query", Route::LegacyQuery),
             ("GET", "/conversations", Route::ListConversations),
             ("POST", "/mcp", Route::Mcp),
+            (
+                "GET",
+                "/.well-known/oauth-protected-resource/mcp",
+                Route::ResourceMetadata,
+            ),
             (
                 "GET",
                 "/conversations/c1",

@@ -12,6 +12,7 @@
 //! permission check, so an MCP client can do exactly what the same credential can do over
 //! HTTP, no more.
 
+pub mod authorization;
 pub mod jsonrpc;
 pub mod prompts;
 pub mod resources;
