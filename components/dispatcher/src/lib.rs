@@ -61,10 +61,11 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
     // wasi-http hands a request's authority apart from its headers (no `Host` field). The
     // MCP routes name the app's own URL in their authorization answers (RFC 9728), so
     // they, and only they, pay the host call that reads it.
-    if mcp::names_own_url(request.path()) && request.header("host").is_none() {
-        if let Some(authority) = incoming.authority() {
-            request.set_header("host", authority.as_str());
-        }
+    if mcp::names_own_url(request.path())
+        && request.header("host").is_none()
+        && let Some(authority) = incoming.authority()
+    {
+        request.set_header("host", authority.as_str());
     }
     let mut trace = telemetry::RequestTrace::begin(&request, &method_name(request.method()));
     let mut ctx = headers::Context {
