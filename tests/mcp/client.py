@@ -1,6 +1,8 @@
 """Drives kg-agent's /mcp with the official MCP Python SDK (mcp.Client), step by step.
 
-Usage: client.py URL BEARER_TOKEN STEPS_JSON. STEPS_JSON is a list of steps:
+Usage: client.py URL BEARER_TOKEN STEPS_JSON [MODE]. MODE is the SDK's connect mode:
+"auto" (default: `server/discover`, the 2026-07-28 per-request envelope, falling back to the
+handshake) or "legacy" (the `initialize` handshake). STEPS_JSON is a list of steps:
   {"op": "list_tools"}
   {"op": "call", "name": TOOL, "arguments": {...}, "progress": true?}
   {"op": "ping"}
@@ -21,12 +23,12 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 
-async def run(url, token, steps):
+async def run(url, token, steps, mode):
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     results = []
     async with http:
         transport = streamable_http_client(url, http_client=http)
-        async with Client(transport) as client:
+        async with Client(transport, mode=mode) as client:
             out = {
                 "protocol_version": client.protocol_version,
                 "server_name": client.server_info.name if client.server_info else None,
@@ -89,7 +91,8 @@ async def run_step(client, step):
 
 def main():
     url, token, steps = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    print(json.dumps(asyncio.run(run(url, token, steps))))
+    mode = sys.argv[4] if len(sys.argv) > 4 else "auto"
+    print(json.dumps(asyncio.run(run(url, token, steps, mode))))
 
 
 if __name__ == "__main__":

@@ -34,13 +34,20 @@ pub async fn python() -> Result<PathBuf> {
 
 /// Connects the SDK's `Client` to the host's `/mcp` with `key` as bearer credential, runs
 /// `steps` (see client.py) and returns its report: `protocol_version`, `server_name`, and
-/// one entry per step in `results`.
+/// one entry per step in `results`. The SDK's default mode: the newest revision it and
+/// the server share.
 pub async fn session(host: &AppHost, key: &str, steps: &Value) -> Result<Value> {
+    session_in(host, key, steps, "auto").await
+}
+
+/// [`session`] in one of the SDK's connect modes (`auto`, `legacy`: the handshake).
+pub async fn session_in(host: &AppHost, key: &str, steps: &Value, mode: &str) -> Result<Value> {
     let output = Command::new(python().await?)
         .arg(workspace().join("tests/mcp/client.py"))
         .arg(format!("{}/mcp", host.url))
         .arg(key)
         .arg(steps.to_string())
+        .arg(mode)
         .output()
         .await?;
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -574,6 +574,23 @@ fn mcp_templates() -> Vec<Value> {
             "name": "action_execute", "arguments": order, "_meta": {"progressToken": "fuzz"}}}),
     ];
     templates.extend(TOOLS.iter().map(|tool| call(tool, tool_body(tool))));
+    // The 2026-07-28 envelope: the same requests with the per-request `_meta`.
+    let envelope = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "fuzz", "version": "1"},
+    });
+    let modern: Vec<Value> = templates
+        .iter()
+        .filter(|t| t.get("id").is_some() && t["method"] != "initialize")
+        .map(|t| {
+            let mut t = t.clone();
+            t["params"]["_meta"] = envelope.clone();
+            t
+        })
+        .chain([json!({"jsonrpc": "2.0", "id": 9, "method": "server/discover", "params": {"_meta": envelope}})])
+        .collect();
+    templates.extend(modern);
     templates
 }
 
@@ -614,6 +631,19 @@ fn mcp_case(seed: u64, index: usize) -> Case {
             "x/y",
         ];
         headers.push(("accept", rng.pick(&accepts).to_string()));
+    }
+    if rng.chance(50) {
+        // The envelope's routing headers, right (from the body) or not.
+        let method = base["method"].as_str().unwrap_or("tools/call");
+        let method = if rng.chance(85) { method } else { "tools/list" };
+        headers.push(("mcp-method", method.to_string()));
+        let name = base["params"]["name"]
+            .as_str()
+            .or(base["params"]["uri"].as_str());
+        if let Some(name) = name {
+            let name = if rng.chance(85) { name } else { "other" };
+            headers.push(("mcp-name", name.to_string()));
+        }
     }
     if rng.chance(5) {
         headers.push(("mcp-session-id", format!("{}", rng.next())));

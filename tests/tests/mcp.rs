@@ -54,8 +54,8 @@ async fn an_official_sdk_client_reads_the_graph_and_runs_and_undoes_an_action() 
     )
     .await
     .unwrap();
-    // The SDK probes the 2026-07-28 discovery first and settles on the handshake's newest.
-    assert_eq!(first["protocol_version"], "2025-11-25", "{first}");
+    // The SDK discovers the server (`server/discover`) and speaks 2026-07-28 with it.
+    assert_eq!(first["protocol_version"], "2026-07-28", "{first}");
     assert_eq!(first["server_name"], "kg-agent");
     let results = first["results"].as_array().unwrap();
     let names = tool_names(&results[0]);
@@ -127,6 +127,51 @@ async fn an_official_sdk_client_reads_the_graph_and_runs_and_undoes_an_action() 
     let entries = log["entries"].as_array().unwrap_or_else(|| panic!("{log}"));
     // The log's actor is the credential's subject.
     assert!(entries.iter().any(|e| e["actor"] == "admin"), "{log}");
+}
+
+/// A client of the handshake era gets 2025-11-25 (the SDK's newest handshake), or the
+/// older revision it asks for, and the same tools.
+#[tokio::test]
+async fn handshake_clients_are_served_the_revision_they_speak() {
+    let stack = Stack::start().await.unwrap();
+    let steps = json!([
+        {"op": "call", "name": "get_node_statistics", "arguments": {"label": "Supplier", "sample_size": 0}},
+        {"op": "read_resource", "uri": "kg://actions"},
+    ]);
+    let legacy = mcp::session_in(&stack.host, ADMIN, &steps, "legacy")
+        .await
+        .unwrap();
+    assert_eq!(legacy["protocol_version"], "2025-11-25", "{legacy}");
+    assert_eq!(legacy["server_name"], "kg-agent");
+    let stats = &legacy["results"][0]["structured"];
+    assert_eq!(stats["data"]["labels"][0]["count"], 10, "{stats}");
+    assert!(legacy["results"][1]["contents"][0]["text"].is_string());
+    for older in ["2025-06-18", "2025-03-26"] {
+        let (status, _, answer) = raw(
+            &stack,
+            Some(ADMIN),
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": older, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+            .to_string(),
+            &[],
+        )
+        .await;
+        assert_eq!(status, 200);
+        assert_eq!(answer["result"]["protocolVersion"], older, "{answer}");
+        let (status, _, answer) = raw(
+            &stack,
+            Some(ADMIN),
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            &[("mcp-protocol-version", older)],
+        )
+        .await;
+        assert_eq!(status, 200, "{answer}");
+        assert!(answer["result"]["tools"].as_array().unwrap().len() > 10);
+        assert!(
+            answer["result"].get("resultType").is_none(),
+            "{older} results have no resultType"
+        );
+    }
 }
 
 #[tokio::test]

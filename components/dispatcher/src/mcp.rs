@@ -27,15 +27,17 @@ pub enum Answer {
 pub struct Batch {
     id: Value,
     progress_token: Value,
+    modern: bool,
     execution: ExecutionRequest,
     run: BatchRun,
 }
 
 pub fn handle(request: &Request, who: &Principal) -> Answer {
+    let header = |name: &str| request.header(name).and_then(|v| v.as_str());
     let head = Head {
-        protocol_version: request
-            .header("mcp-protocol-version")
-            .and_then(|v| v.as_str()),
+        protocol_version: header("mcp-protocol-version"),
+        method: header("mcp-method"),
+        name: header("mcp-name"),
     };
     let mut backend = Mirrored { who };
     match kg_mcp::handle_post(request.body(), head, &mut backend) {
@@ -47,16 +49,18 @@ pub fn handle(request: &Request, who: &Principal) -> Answer {
             id,
             progress_token,
             request,
+            modern,
         } => match backend.start_batch(&request) {
             Ok((execution, run)) => Answer::Batch(Box::new(Batch {
                 id,
                 progress_token,
+                modern,
                 execution,
                 run,
             })),
             Err((status, body)) => Answer::Full(crate::json_response(
                 200,
-                &kg_mcp::server::call_response(&id, status, body),
+                &kg_mcp::server::call_response(&id, status, body, modern),
             )),
         },
     }
@@ -70,6 +74,7 @@ pub async fn stream_batch(batch: Batch, extra: &[(String, String)], out: Respons
     let Batch {
         id,
         progress_token,
+        modern,
         execution,
         run,
     } = batch;
@@ -104,14 +109,14 @@ pub async fn stream_batch(batch: Batch, extra: &[(String, String)], out: Respons
             }
             Ok(BatchPoll::Finished(summary)) => {
                 kg_agent_core::telemetry::batch_finished(&mut span, &summary);
-                let end = kg_mcp::server::call_response(&id, 200, summary_json(&summary));
+                let end = kg_mcp::server::call_response(&id, 200, summary_json(&summary), modern);
                 sink.raw(&kg_mcp::server::sse_message(&end));
                 return;
             }
             Err(e) => {
                 let error = ApiError::from(e);
                 span.fail(&error.code, &error.message);
-                let end = kg_mcp::server::call_response(&id, error.status, error.to_json());
+                let end = kg_mcp::server::call_response(&id, error.status, error.to_json(), modern);
                 sink.raw(&kg_mcp::server::sse_message(&end));
                 return;
             }

@@ -13,6 +13,7 @@
 //! HTTP, no more.
 
 pub mod authorization;
+pub mod envelope;
 pub mod jsonrpc;
 pub mod prompts;
 pub mod resources;

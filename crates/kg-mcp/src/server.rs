@@ -5,7 +5,7 @@ use crate::jsonrpc::{
     self, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, Incoming, METHOD_NOT_FOUND,
 };
 use crate::tools::{self, Mirror, QueryTool};
-use crate::{prompts, resources, version};
+use crate::{envelope, prompts, resources, version};
 use serde_json::{Map, Value, json};
 
 /// What the server needs from its host: the graph tools, the permission matrix, and the
@@ -26,6 +26,20 @@ pub trait Backend {
 pub struct Head<'a> {
     /// `MCP-Protocol-Version`.
     pub protocol_version: Option<&'a str>,
+    /// `Mcp-Method` (2026-07-28).
+    pub method: Option<&'a str>,
+    /// `Mcp-Name` (2026-07-28).
+    pub name: Option<&'a str>,
+}
+
+impl Head<'_> {
+    fn envelope(&self) -> envelope::Headers<'_> {
+        envelope::Headers {
+            protocol_version: self.protocol_version,
+            method: self.method,
+            name: self.name,
+        }
+    }
 }
 
 /// The HTTP answer: `body` is `None` for `202 Accepted` (a notification or a response).
@@ -56,6 +70,8 @@ pub enum Handled {
         id: Value,
         progress_token: Value,
         request: Mirror,
+        /// Whether the call came in the 2026-07-28 envelope (its result is shaped so).
+        modern: bool,
     },
 }
 
@@ -75,17 +91,49 @@ pub fn handle_post(body: &[u8], head: Head, backend: &mut dyn Backend) -> Handle
         Ok(request) => request,
         Err(answer) => return Handled::Answer(answer),
     };
+    let modern = envelope::is_modern(&method, &params, head.envelope());
+    if modern {
+        if let Err((code, message, data)) =
+            envelope::check(&method, &params, head.envelope(), &all_supported())
+        {
+            let body = jsonrpc::error(&id, code, &message, data);
+            return Handled::Answer(HttpAnswer::json(envelope::status_of(code), body));
+        }
+    } else if method != "initialize" && !version::header_accepted(head.protocol_version) {
+        let requested = head.protocol_version.unwrap_or_default();
+        return Handled::Answer(HttpAnswer::json(
+            400,
+            jsonrpc::error(
+                &id,
+                INVALID_REQUEST,
+                &format!(
+                    "MCP-Protocol-Version `{requested}` is not served here; this server speaks {}",
+                    all_supported().join(", ")
+                ),
+                Some(json!({ "supported": all_supported(), "requested": requested })),
+            ),
+        ));
+    }
     if method == "tools/call"
-        && version::header_accepted(head.protocol_version)
         && let Some((progress_token, request)) = streamed_call(&params)
     {
         return Handled::Stream {
             id,
             progress_token,
             request,
+            modern,
         };
     }
-    Handled::Answer(answer(id, &method, &params, head, backend))
+    Handled::Answer(answer(id, &method, &params, modern, backend))
+}
+
+/// Every revision served, newest first: the per-request ones, then the handshake's.
+pub fn all_supported() -> Vec<&'static str> {
+    envelope::MODERN
+        .iter()
+        .chain(version::SUPPORTED)
+        .copied()
+        .collect()
 }
 
 /// A call to stream: `action_execute` with well-formed arguments and a progress token.
@@ -123,26 +171,12 @@ fn answer(
     id: Value,
     method: &str,
     params: &Map<String, Value>,
-    head: Head,
+    modern: bool,
     backend: &mut dyn Backend,
 ) -> HttpAnswer {
-    if method != "initialize" && !version::header_accepted(head.protocol_version) {
-        let requested = head.protocol_version.unwrap_or_default();
-        return HttpAnswer::json(
-            400,
-            jsonrpc::error(
-                &id,
-                INVALID_REQUEST,
-                &format!(
-                    "MCP-Protocol-Version `{requested}` is not served here; this server speaks {}",
-                    version::SUPPORTED.join(", ")
-                ),
-                Some(json!({ "supported": version::SUPPORTED, "requested": requested })),
-            ),
-        );
-    }
     let outcome = match method {
         "initialize" => Ok(initialize(params)),
+        "server/discover" => Ok(discover()),
         "ping" => Ok(json!({})),
         "tools/list" => list_tools(backend),
         "tools/call" => call_tool(params, backend),
@@ -162,29 +196,55 @@ fn answer(
             ),
         )),
     };
-    HttpAnswer::json(
-        200,
-        match outcome {
-            Ok(result) => jsonrpc::result(&id, result),
-            Err((code, message)) => jsonrpc::error(&id, code, &message, None),
-        },
-    )
+    match outcome {
+        Ok(result) if modern => HttpAnswer::json(
+            200,
+            jsonrpc::result(&id, envelope::decorate(method, result, &server_info())),
+        ),
+        Ok(result) => HttpAnswer::json(200, jsonrpc::result(&id, result)),
+        Err((code, message)) => HttpAnswer::json(
+            if modern {
+                envelope::status_of(code)
+            } else {
+                200
+            },
+            jsonrpc::error(&id, code, &message, None),
+        ),
+    }
+}
+
+fn capabilities() -> Value {
+    json!({
+        "tools": { "listChanged": false },
+        "resources": { "subscribe": false, "listChanged": false },
+        "prompts": { "listChanged": false },
+    })
+}
+
+fn server_info() -> Value {
+    json!({
+        "name": "kg-agent",
+        "title": "kg-agent: a knowledge graph's tools and business actions",
+        "version": env!("CARGO_PKG_VERSION"),
+    })
+}
+
+/// `server/discover` (2026-07-28): what `initialize` told a handshake client, asked for
+/// whenever a client wants it, with every revision served.
+fn discover() -> Value {
+    json!({
+        "supportedVersions": all_supported(),
+        "capabilities": capabilities(),
+        "instructions": INSTRUCTIONS,
+    })
 }
 
 fn initialize(params: &Map<String, Value>) -> Value {
     let requested = params.get("protocolVersion").and_then(Value::as_str);
     json!({
         "protocolVersion": version::negotiate(requested),
-        "capabilities": {
-            "tools": { "listChanged": false },
-            "resources": { "subscribe": false, "listChanged": false },
-            "prompts": { "listChanged": false },
-        },
-        "serverInfo": {
-            "name": "kg-agent",
-            "title": "kg-agent: a knowledge graph's tools and business actions",
-            "version": env!("CARGO_PKG_VERSION"),
-        },
+        "capabilities": capabilities(),
+        "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
     })
 }
@@ -309,9 +369,15 @@ pub fn tool_result(status: u16, body: Value) -> Value {
     }
 }
 
-/// The response that ends a streamed call: the route's answer as a tool result.
-pub fn call_response(id: &Value, status: u16, body: Value) -> Value {
-    jsonrpc::result(id, tool_result(status, body))
+/// The response that ends a streamed call: the route's answer as a tool result, shaped
+/// for the call's revision.
+pub fn call_response(id: &Value, status: u16, body: Value, modern: bool) -> Value {
+    let result = tool_result(status, body);
+    if modern {
+        jsonrpc::result(id, envelope::decorate("tools/call", result, &server_info()))
+    } else {
+        jsonrpc::result(id, result)
+    }
 }
 
 /// A `notifications/progress` of a streamed call.
@@ -390,6 +456,7 @@ mod tests {
             body.to_string().as_bytes(),
             Head {
                 protocol_version: version,
+                ..Head::default()
             },
             backend,
         )
@@ -449,20 +516,28 @@ mod tests {
     }
 
     #[test]
-    fn an_unserved_revision_is_a_400_that_names_the_served_ones() {
+    fn a_per_request_revision_without_its_envelope_is_a_400() {
         let answer = post(
             &mut fake(true),
             Some("2026-07-28"),
             request("tools/list", json!({})),
         );
         assert_eq!(answer.status, 400);
+        assert_eq!(answer.body.unwrap()["error"]["code"], INVALID_PARAMS);
+    }
+
+    #[test]
+    fn an_unserved_revision_is_a_400_that_names_the_served_ones() {
+        let answer = post(
+            &mut fake(true),
+            Some("1999-01-01"),
+            request("tools/list", json!({})),
+        );
+        assert_eq!(answer.status, 400);
         let body = answer.body.unwrap();
         assert_eq!(body["id"], 7);
         assert_eq!(body["error"]["code"], INVALID_REQUEST);
-        assert_eq!(
-            body["error"]["data"]["supported"],
-            json!(version::SUPPORTED)
-        );
+        assert_eq!(body["error"]["data"]["supported"], json!(all_supported()));
     }
 
     #[test]
@@ -584,6 +659,63 @@ mod tests {
     }
 
     #[test]
+    fn a_per_request_client_discovers_and_calls_without_a_handshake() {
+        let meta = json!({envelope::PROTOCOL_VERSION_KEY: "2026-07-28", envelope::CLIENT_CAPABILITIES_KEY: {}});
+        let head = |method: &'static str, name: Option<&'static str>| Head {
+            protocol_version: Some("2026-07-28"),
+            method: Some(method),
+            name,
+        };
+        let send = |method: &'static str, name: Option<&'static str>, params: Value| {
+            let body = request(method, params);
+            handle_post(
+                body.to_string().as_bytes(),
+                head(method, name),
+                &mut fake(true),
+            )
+            .answer()
+            .unwrap()
+        };
+        let found = send("server/discover", None, json!({"_meta": meta}));
+        let result = &found.body.as_ref().unwrap()["result"];
+        assert_eq!(result["supportedVersions"][0], "2026-07-28");
+        assert!(
+            result["supportedVersions"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("2025-06-18"))
+        );
+        assert_eq!(result["resultType"], "complete");
+        assert_eq!(
+            result["_meta"][envelope::SERVER_INFO_KEY]["name"],
+            "kg-agent"
+        );
+        let called = send(
+            "tools/call",
+            Some("search_instances"),
+            json!({"name": "search_instances", "arguments": {}, "_meta": meta}),
+        );
+        let result = &called.body.as_ref().unwrap()["result"];
+        assert_eq!(
+            (result["isError"].clone(), result["resultType"].clone()),
+            (json!(false), json!("complete"))
+        );
+        // Its errors carry the transport's statuses; a mismatched header is refused.
+        let unknown = send("nope/nothing", None, json!({"_meta": meta}));
+        assert_eq!(unknown.status, 404);
+        let mismatch = send(
+            "tools/call",
+            Some("other"),
+            json!({"name": "search_instances", "_meta": meta}),
+        );
+        assert_eq!(mismatch.status, 400);
+        assert_eq!(
+            mismatch.body.unwrap()["error"]["code"],
+            envelope::HEADER_MISMATCH
+        );
+    }
+
+    #[test]
     fn resources_are_read_through_their_routes_and_unknown_ones_are_not_found() {
         let mut backend = fake(true);
         let answer = post(
@@ -666,6 +798,7 @@ mod tests {
                 id,
                 progress_token,
                 request,
+                ..
             } => {
                 assert_eq!((id, progress_token), (json!(7), json!("p1")));
                 assert_eq!(request.path, "/actions/PurchaseOrder/makePayment/execute");
@@ -704,7 +837,12 @@ mod tests {
             data["params"],
             json!({"progressToken": 3, "progress": 1, "total": 2, "message": "PO-1 paid"})
         );
-        let end = call_response(&json!(7), 403, json!({"error": {"code": "forbidden"}}));
+        let end = call_response(
+            &json!(7),
+            403,
+            json!({"error": {"code": "forbidden"}}),
+            false,
+        );
         assert_eq!(end["result"]["isError"], true);
     }
 
@@ -717,7 +855,7 @@ mod tests {
             version in prop_oneof![Just(None), Just(Some("2025-06-18")), Just(Some("x"))],
         ) {
             let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-            let head = Head { protocol_version: version };
+            let head = Head { protocol_version: version, ..Head::default() };
             let Handled::Answer(answer) = handle_post(body.to_string().as_bytes(), head, &mut fake(false)) else {
                 return Ok(());
             };
