@@ -16,6 +16,23 @@ fn tool_names(listed: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Panics unless `structured` conforms to the `outputSchema` the tool list gave `tool`.
+fn conforms(listed: &Value, tool: &str, structured: &Value) {
+    let schema = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == tool)
+        .map(|t| t["outputSchema"].clone())
+        .unwrap_or_else(|| panic!("{tool} has no outputSchema"));
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let problems: Vec<String> = validator
+        .iter_errors(structured)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(problems.is_empty(), "{tool}: {problems:?}\n{structured}");
+}
+
 async fn order_status(stack: &Stack, id: &str) -> String {
     let rows = stack
         .graph
@@ -94,6 +111,8 @@ async fn an_official_sdk_client_reads_the_graph_and_runs_and_undoes_an_action() 
     // An unknown tool is a protocol error (invalid params), not a tool result.
     assert_eq!(results[4]["error"]["code"], -32602, "{}", results[4]);
     assert_eq!(results[5]["pong"], true);
+    conforms(&results[0], "get_node_statistics", &stats["structured"]);
+    conforms(&results[0], "action_validate", validation);
 
     let key = format!("mcp-e2e-{payable}");
     let execute = json!({"op": "call", "name": "action_execute", "arguments": {
@@ -108,6 +127,8 @@ async fn an_official_sdk_client_reads_the_graph_and_runs_and_undoes_an_action() 
     // The same key again replays the outcome: paid once.
     let replay = &second["results"][1]["structured"];
     assert_eq!(replay["successes"][0]["replayed"], true, "{replay}");
+    conforms(&results[0], "action_execute", paid);
+    conforms(&results[0], "action_execute", replay);
     let log_id = paid["successes"][0]["log_id"].as_str().unwrap().to_string();
 
     let third = mcp::session(
@@ -123,7 +144,9 @@ async fn an_official_sdk_client_reads_the_graph_and_runs_and_undoes_an_action() 
     let undone = &third["results"][0];
     assert_eq!(undone["isError"], false, "{undone}");
     assert_eq!(order_status(&stack, &payable).await, "approved");
+    conforms(&results[0], "action_undo", &undone["structured"]);
     let log = &third["results"][1]["structured"];
+    conforms(&results[0], "action_log", log);
     let entries = log["entries"].as_array().unwrap_or_else(|| panic!("{log}"));
     // The log's actor is the credential's subject.
     assert!(entries.iter().any(|e| e["actor"] == "admin"), "{log}");

@@ -51,6 +51,7 @@ pub fn list(query_tools: &[QueryTool], permitted: &mut dyn FnMut(&Mirror) -> boo
                 "name": t.name,
                 "description": t.description,
                 "inputSchema": object_schema(t.input_schema.clone()),
+                "outputSchema": graph_tool_output(),
                 "annotations": { "readOnlyHint": true, "openWorldHint": false },
             })
         })
@@ -361,8 +362,119 @@ fn fixed_definition(name: &str) -> Value {
             "required": required,
             "additionalProperties": false,
         },
+        "outputSchema": output_schema(name),
         "annotations": annotations,
     })
+}
+
+/// An object schema that requires `required` and types the properties given (others may
+/// come too: answers grow fields without breaking clients).
+fn shape(required: &[&str], properties: Value) -> Value {
+    json!({ "type": "object", "required": required, "properties": properties })
+}
+
+/// What a graph tool answers (`POST /tools/{name}`): the data for the model, a line for a
+/// person, the subgraph to draw when the result is one.
+fn graph_tool_output() -> Value {
+    shape(
+        &["tool", "data", "summary", "truncated"],
+        json!({
+            "tool": { "type": "string" },
+            "data": {},
+            "summary": { "type": "string" },
+            "graph_data": {
+                "type": ["object", "null"],
+                "properties": {
+                    "nodes": { "type": "array", "items": shape(&["id"], json!({"id": {"type": "string"}})) },
+                    "edges": { "type": "array", "items": shape(&["source", "target"], json!({})) },
+                },
+            },
+            "truncated": { "type": "boolean" },
+        }),
+    )
+}
+
+/// The structured result of each fixed tool: the JSON its route answers (docs/api.md).
+fn output_schema(name: &str) -> Value {
+    let string = json!({ "type": "string" });
+    let outcome = shape(
+        &["entity_id", "success"],
+        json!({
+            "entity_id": string, "success": { "type": "boolean" },
+            "log_id": { "type": ["string", "null"] }, "replayed": { "type": "boolean" },
+            "reason": string, "error": string,
+        }),
+    );
+    match name {
+        "action_list" => shape(
+            &["actions"],
+            json!({ "actions": { "type": "array", "items": shape(
+                &["entity_type", "name", "requires_approval"],
+                json!({ "entity_type": string, "name": string, "requires_approval": { "type": "boolean" } }),
+            ) } }),
+        ),
+        "action_describe" => shape(
+            &["entity_type", "name"],
+            json!({ "entity_type": string, "name": string, "parameters": { "type": "array" } }),
+        ),
+        "action_validate" => shape(
+            &[
+                "entity_type",
+                "action_name",
+                "total",
+                "can_execute",
+                "results",
+            ],
+            json!({
+                "total": { "type": "integer" }, "can_execute": { "type": "integer" },
+                "results": { "type": "array", "items": shape(
+                    &["entity_id", "found", "can_execute", "checks"],
+                    json!({ "entity_id": string, "found": { "type": "boolean" }, "can_execute": { "type": "boolean" }, "checks": { "type": "array" } }),
+                ) },
+            }),
+        ),
+        "action_plan" => shape(
+            &["approval_required", "plan"],
+            json!({
+                "approval_required": { "type": "boolean" },
+                "approval_token": { "type": ["string", "null"] },
+                "plan": shape(
+                    &["entity_type", "action_name", "entity_ids", "total"],
+                    json!({ "entity_ids": { "type": "array", "items": string }, "total": { "type": "integer" } }),
+                ),
+            }),
+        ),
+        "action_execute" => shape(
+            &[
+                "entity_type",
+                "action_name",
+                "total",
+                "succeeded",
+                "failed",
+                "successes",
+                "failures",
+            ],
+            json!({
+                "total": { "type": "integer" }, "succeeded": { "type": "integer" }, "failed": { "type": "integer" },
+                "successes": { "type": "array", "items": outcome }, "failures": { "type": "array", "items": outcome },
+            }),
+        ),
+        "action_undo" => outcome,
+        "action_log" => shape(
+            &["entries"],
+            json!({
+                "entries": { "type": "array", "items": shape(
+                    &["id", "entity_type", "action_name", "entity_id", "actor", "at"],
+                    json!({ "id": string, "actor": string }),
+                ) },
+                "next_cursor": { "type": ["string", "null"] },
+            }),
+        ),
+        _ => shape(
+            &["query", "hits"],
+            json!({ "query": string, "hits": { "type": "array" } }),
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -454,6 +566,7 @@ mod tests {
         assert_eq!(all.len(), 1 + FIXED.len());
         for tool in &all {
             assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+            assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
             assert!(tool["description"].as_str().is_some_and(|d| !d.is_empty()));
         }
         // A reader that may not run actions sees neither validate, plan, execute nor undo.
