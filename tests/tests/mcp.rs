@@ -4,8 +4,10 @@
 //! malformed protocol input gets JSON-RPC errors, never a 5xx.
 
 use kg_e2e::auth::{ADMIN, APPROVER, OPERATOR, VIEWER};
-use kg_e2e::{Stack, mcp};
+use kg_e2e::cut_proxy::CutProxy;
+use kg_e2e::{AppHost, Graph, Stack, app_manifest, mcp};
 use serde_json::{Value, json};
+use std::time::Duration;
 
 fn tool_names(listed: &Value) -> Vec<String> {
     listed["tools"]
@@ -593,4 +595,81 @@ async fn bad_protocol_input_gets_json_rpc_errors_and_never_a_5xx() {
         let (status, _) = stack.host.send(method, "/mcp", "").await.unwrap();
         assert_eq!(status, 405, "{method}");
     }
+}
+
+/// A client that leaves a streamed batch stops it, as on `POST /actions/…/execute` with
+/// SSE: the chunks running finish, none starts after. The graph sits behind a paced link
+/// (each statement held 150 ms, one at a time), so 1,000 payments in chunks of 25 take
+/// about 6 s; the client reads the first progress notification and hangs up.
+#[tokio::test]
+async fn a_client_that_leaves_a_streamed_batch_stops_it() {
+    const ORDERS: usize = 1_000;
+    let graph = Graph::start().await.unwrap();
+    graph
+        .write("MATCH (a:Account {id: 'ACC-MAIN'}) SET a.balance = 1000000000.0")
+        .await
+        .unwrap();
+    let ids = graph
+        .create_approved_orders("PO-LEAVE", ORDERS, 10.0)
+        .await
+        .unwrap();
+    let link = CutProxy::start(&graph.url).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut variables = graph.variables();
+    variables[0].1 = link.url.clone();
+    variables.push(("approval_batch_threshold", "1000000".to_string()));
+    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables)
+        .await
+        .unwrap();
+    link.pace(Some(Duration::from_millis(150)));
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "action_execute", "_meta": {"progressToken": "leave"},
+        "arguments": {"entity_type": "PurchaseOrder", "action": "makePayment", "entity_ids": ids,
+                      "idempotency_key": "mcp-leave", "options": {"chunk_size": 25, "max_concurrent": 2}}}});
+    let mut response = reqwest::Client::new()
+        .post(format!("{}/mcp", host.url))
+        .bearer_auth(ADMIN)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("accept", "application/json, text/event-stream")
+        .body(call.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let content_type = response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    let mut read = String::new();
+    while !read.contains("notifications/progress") {
+        let chunk = tokio::time::timeout(Duration::from_secs(30), response.chunk())
+            .await
+            .expect("a progress notification within 30 s")
+            .unwrap()
+            .expect("the stream is open");
+        read.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    drop(response);
+    let paid = || async {
+        graph
+            .query("MATCH (o:PurchaseOrder {status: 'paid'}) WHERE o.id STARTS WITH 'PO-LEAVE' RETURN count(o)")
+            .await
+            .unwrap()[0][0]
+            .as_i64()
+            .unwrap()
+    };
+    // What was running when the client left finishes; then nothing more starts.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let settled = paid().await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let later = paid().await;
+    eprintln!("paid after the client left: {settled}, 3 s later {later}");
+    assert_eq!(settled, later, "chunks kept starting after the client left");
+    assert!(later < ORDERS as i64, "the whole batch ran: {later}");
+    assert!(later > 0, "nothing ran before the client left");
+    link.pace(None);
 }
