@@ -109,7 +109,10 @@ stop_neo4j_pool() {
   fi
 }
 
-# The test binaries of pass 3 (see there).
+# The test binaries of pass 3 (see there). They are named with `--workspace`, not `-p
+# kg-e2e`: cargo unifies features over the packages it is asked for, and `-p kg-e2e` alone
+# resolved them differently from passes 1 and 2, rebuilding jsonschema, rusqlite and the
+# e2e crate (~5 min of CI on 28 Nov).
 composed_suite=()
 for t in chat chat_streaming tools query_tools read_cypher actions approvals retrieval \
   health permissions malformed_http; do
@@ -149,7 +152,7 @@ if [ -n "$spin" ]; then
   # 228 s of CI for the same assurance; these take ~40 s.
   stage "pass 3/3: end-to-end on real Spin serving the pre-composed dist/spin.toml + devgraph"
   SPIN_BIN=$spin KG_E2E_HOST=spin KG_E2E_MANIFEST=dist/spin.toml \
-    run_pass 3-spin-dist cargo test --release -p kg-e2e "${composed_suite[@]}"
+    run_pass 3-spin-dist cargo test --release --workspace "${composed_suite[@]}"
 else
   if [ "${KG_REQUIRE_SPIN:-}" = 1 ]; then
     echo "test: KG_REQUIRE_SPIN=1 but no spin binary (SPIN_BIN or PATH)" >&2
@@ -163,7 +166,7 @@ else
   echo "" >&2
   stage "pass 3/3: end-to-end on devhost serving the pre-composed dist/spin.toml"
   KG_E2E_HOST=devhost KG_E2E_MANIFEST=dist/spin.toml \
-    run_pass 3-devhost-dist cargo test --release -p kg-e2e "${composed_suite[@]}"
+    run_pass 3-devhost-dist cargo test --release --workspace "${composed_suite[@]}"
 fi
 
 if [ ${#failed_passes[@]} -gt 0 ]; then
