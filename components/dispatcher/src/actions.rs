@@ -14,6 +14,7 @@ use kg_identity::Permission;
 use kg_wit::kg::action_executor::action_executor::{
     self as executor, BatchPoll, BatchRun, ExecutionRequest, PlanRequest,
 };
+use kg_wit::types::{BatchSummary, EntityOutcome};
 use serde_json::{Value, json};
 use spin_sdk::http::ResponseOutparam;
 use spin_sdk::http::{Request, Response};
@@ -138,12 +139,73 @@ pub fn execute(
     )))
 }
 
-/// Streams a batch: `action_plan`, then per entity `action_progress` (and `action_error`
-/// for a failure), heartbeats while nothing finishes, `action_complete` with the report,
-/// and `done` last. A client that goes away cancels the chunks not yet started.
-pub async fn stream(
+/// How a batch stream frames its moments: the route's SSE events ([`RouteEvents`]) or an
+/// MCP call's progress notifications and result (`mcp::McpFrames`). [`drive`] does the
+/// rest, the same for both.
+pub trait BatchFrames {
+    /// What the stream opens with.
+    fn started(&mut self, execution: &ExecutionRequest, total: u32) -> Vec<Vec<u8>>;
+    /// One entity finished, the `completed`th of `total`.
+    fn progress(&mut self, outcome: &EntityOutcome, completed: u32, total: u32) -> Vec<Vec<u8>>;
+    /// The batch's report: the stream's last frames.
+    fn finished(&mut self, summary: &BatchSummary) -> Vec<Vec<u8>>;
+    /// The batch could not go on: the stream's last frames.
+    fn failed(&mut self, error: &ApiError) -> Vec<Vec<u8>>;
+}
+
+/// `POST /actions/{type}/{name}/execute` as SSE: `action_plan`, then per entity
+/// `action_progress` (and `action_error` for a failure), `action_complete` with the report,
+/// and `done` last.
+pub struct RouteEvents;
+
+impl BatchFrames for RouteEvents {
+    fn started(&mut self, execution: &ExecutionRequest, total: u32) -> Vec<Vec<u8>> {
+        vec![sse::event(
+            "action_plan",
+            request_plan_json(execution, total),
+        )]
+    }
+
+    fn progress(&mut self, o: &EntityOutcome, completed: u32, total: u32) -> Vec<Vec<u8>> {
+        let mut frames = vec![sse::event(
+            "action_progress",
+            json!({
+                "completed": completed,
+                "total": total,
+                "entity_id": o.entity_id,
+                "success": o.success,
+                "replayed": o.replayed,
+            }),
+        )];
+        if !o.success {
+            frames.push(sse::event("action_error", outcome_json(o)));
+        }
+        frames
+    }
+
+    fn finished(&mut self, summary: &BatchSummary) -> Vec<Vec<u8>> {
+        let results = json!({"results": summary_json(summary)});
+        vec![
+            sse::event("action_complete", results),
+            sse::event("done", json!({})),
+        ]
+    }
+
+    fn failed(&mut self, error: &ApiError) -> Vec<Vec<u8>> {
+        vec![
+            sse::event("error", error.to_json()),
+            sse::event("done", json!({})),
+        ]
+    }
+}
+
+/// Streams a batch, framed by `frames`: its opening, a frame per entity that finished,
+/// heartbeats while nothing finishes, and its end. A client that goes away cancels the
+/// chunks not yet started.
+pub async fn drive(
     execution: ExecutionRequest,
     run: BatchRun,
+    mut frames: impl BatchFrames,
     extra: &[(String, String)],
     out: ResponseOutparam,
 ) {
@@ -151,10 +213,9 @@ pub async fn stream(
         return;
     };
     let total = run.total();
-    sink.raw(&sse::event(
-        "action_plan",
-        request_plan_json(&execution, total),
-    ));
+    for frame in frames.started(&execution, total) {
+        sink.raw(&frame);
+    }
     let mut completed = 0u32;
     // The batch's pulls (its chunks) nest under one span; its start, made before the
     // stream opened, is the span's sibling.
@@ -169,47 +230,33 @@ pub async fn stream(
             run.cancel();
             return;
         }
-        let frames: Vec<Vec<u8>> = match crate::causal::executor(|| run.next(HEARTBEAT_MS)) {
-            Ok(BatchPoll::Pending) => vec![sse::comment("heartbeat")],
-            Ok(BatchPoll::Progress(outcomes)) => outcomes
-                .iter()
-                .flat_map(|o| {
+        match crate::causal::executor(|| run.next(HEARTBEAT_MS)) {
+            Ok(BatchPoll::Pending) => sink.raw(&sse::comment("heartbeat")),
+            Ok(BatchPoll::Progress(outcomes)) => {
+                for outcome in &outcomes {
                     completed += 1;
-                    let mut frames = vec![sse::event(
-                        "action_progress",
-                        json!({
-                            "completed": completed,
-                            "total": total,
-                            "entity_id": o.entity_id,
-                            "success": o.success,
-                            "replayed": o.replayed,
-                        }),
-                    )];
-                    if !o.success {
-                        frames.push(sse::event("action_error", outcome_json(o)));
+                    for frame in frames.progress(outcome, completed, total) {
+                        sink.raw(&frame);
                     }
-                    frames
-                })
-                .collect(),
+                }
+            }
             Ok(BatchPoll::Finished(summary)) => {
                 kg_agent_core::telemetry::batch_finished(&mut span, &summary);
                 drop(span);
-                let results = json!({"results": summary_json(&summary)});
-                sink.raw(&sse::event("action_complete", results));
-                sink.raw(&sse::event("done", json!({})));
+                for frame in frames.finished(&summary) {
+                    sink.raw(&frame);
+                }
                 return;
             }
             Err(e) => {
                 let error = ApiError::from(e);
                 span.fail(&error.code, &error.message);
                 drop(span);
-                sink.raw(&sse::event("error", error.to_json()));
-                sink.raw(&sse::event("done", json!({})));
+                for frame in frames.failed(&error) {
+                    sink.raw(&frame);
+                }
                 return;
             }
-        };
-        for frame in frames {
-            sink.raw(&frame);
         }
     }
 }

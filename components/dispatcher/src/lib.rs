@@ -107,7 +107,9 @@ async fn handle(incoming: IncomingRequest, response_out: ResponseOutparam) {
             trace.status(*response.status());
             send(response_out, response)
         }
-        Reply::Batch(execution, run) => actions::stream(execution, run, &extra, response_out).await,
+        Reply::Batch(execution, run) => {
+            actions::drive(execution, run, actions::RouteEvents, &extra, response_out).await
+        }
         Reply::Chat(body, who) => agent::stream(body, who, &extra, response_out).await,
         Reply::Approve(token, approve, who) => {
             agent::approve_stream(token, approve, who, &extra, response_out).await

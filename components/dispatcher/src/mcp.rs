@@ -3,16 +3,17 @@
 //! the same permission check and the same handler as a request to that route with this
 //! caller's credential, so the two surfaces cannot drift apart.
 
+use crate::actions::BatchFrames;
 use crate::identity::Principal;
 use crate::{Reply, dispatch};
 use kg_agent_core::toolbox::parse_json;
-use kg_agent_core::turn::ports::EventSink;
 use kg_http::ApiError;
 use kg_http::actions::summary_json;
 use kg_http::routes::Access;
 use kg_mcp::{Backend, Handled, Mirror, QueryTool, server::Head};
-use kg_wit::kg::action_executor::action_executor::{BatchPoll, BatchRun, ExecutionRequest};
+use kg_wit::kg::action_executor::action_executor::{BatchRun, ExecutionRequest};
 use kg_wit::kg::query_tools::query_tools;
+use kg_wit::types::{BatchSummary, EntityOutcome};
 use serde_json::Value;
 use spin_sdk::http::{Method, Request, Response, ResponseOutparam};
 
@@ -66,9 +67,8 @@ pub fn handle(request: &Request, who: &Principal) -> Answer {
     }
 }
 
-/// Streams a batch as the MCP response of its call: a progress notification per entity
-/// that finished (heartbeat comments while none does), then the call's result, the
-/// batch's report. A client that goes away cancels the chunks not yet started, as on
+/// Streams a batch as the MCP response of its call (`actions::drive`, framed by
+/// [`McpFrames`]). A client that goes away cancels the chunks not yet started, as on
 /// `POST /actions/…/execute` with SSE.
 pub async fn stream_batch(batch: Batch, extra: &[(String, String)], out: ResponseOutparam) {
     let Batch {
@@ -78,54 +78,51 @@ pub async fn stream_batch(batch: Batch, extra: &[(String, String)], out: Respons
         execution,
         run,
     } = batch;
-    let Some(mut sink) = crate::sse::open(extra, out) else {
-        return;
+    let frames = McpFrames {
+        id,
+        progress_token,
+        modern,
     };
-    let total = run.total();
-    let mut completed = 0u32;
-    let mut span = kg_agent_core::telemetry::batch_span(
-        &execution.entity_type,
-        &execution.action_name,
-        execution.entity_ids.len(),
-    );
-    loop {
-        if sink.gone() {
-            run.cancel();
-            return;
-        }
-        match crate::causal::executor(|| run.next(HEARTBEAT_MS)) {
-            Ok(BatchPoll::Pending) => sink.raw(&kg_http::sse::comment("heartbeat")),
-            Ok(BatchPoll::Progress(outcomes)) => {
-                for outcome in &outcomes {
-                    completed += 1;
-                    let message = match &outcome.failure {
-                        None => format!("{}: done", outcome.entity_id),
-                        Some(f) => format!("{}: failed: {}", outcome.entity_id, f.message),
-                    };
-                    let note =
-                        kg_mcp::server::progress(&progress_token, completed, total, &message);
-                    sink.raw(&kg_mcp::server::sse_message(&note));
-                }
-            }
-            Ok(BatchPoll::Finished(summary)) => {
-                kg_agent_core::telemetry::batch_finished(&mut span, &summary);
-                let end = kg_mcp::server::call_response(&id, 200, summary_json(&summary), modern);
-                sink.raw(&kg_mcp::server::sse_message(&end));
-                return;
-            }
-            Err(e) => {
-                let error = ApiError::from(e);
-                span.fail(&error.code, &error.message);
-                let end = kg_mcp::server::call_response(&id, error.status, error.to_json(), modern);
-                sink.raw(&kg_mcp::server::sse_message(&end));
-                return;
-            }
-        }
+    crate::actions::drive(execution, run, frames, extra, out).await;
+}
+
+/// A streamed call's frames: a progress notification per entity that finished, then the
+/// call's result, the batch's report.
+struct McpFrames {
+    id: Value,
+    progress_token: Value,
+    modern: bool,
+}
+
+impl McpFrames {
+    fn end(&self, status: u16, body: Value) -> Vec<Vec<u8>> {
+        let end = kg_mcp::server::call_response(&self.id, status, body, self.modern);
+        vec![kg_mcp::server::sse_message(&end)]
     }
 }
 
-/// How often an idle batch stream gets a heartbeat comment (as the execute route's SSE).
-const HEARTBEAT_MS: u32 = 10_000;
+impl BatchFrames for McpFrames {
+    fn started(&mut self, _: &ExecutionRequest, _: u32) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+
+    fn progress(&mut self, outcome: &EntityOutcome, completed: u32, total: u32) -> Vec<Vec<u8>> {
+        let message = match &outcome.failure {
+            None => format!("{}: done", outcome.entity_id),
+            Some(f) => format!("{}: failed: {}", outcome.entity_id, f.message),
+        };
+        let note = kg_mcp::server::progress(&self.progress_token, completed, total, &message);
+        vec![kg_mcp::server::sse_message(&note)]
+    }
+
+    fn finished(&mut self, summary: &BatchSummary) -> Vec<Vec<u8>> {
+        self.end(200, summary_json(summary))
+    }
+
+    fn failed(&mut self, error: &ApiError) -> Vec<Vec<u8>> {
+        self.end(error.status, error.to_json())
+    }
+}
 
 /// `GET /.well-known/oauth-protected-resource/mcp` (RFC 9728): the resource `/mcp` and,
 /// when OpenID Connect is on, the issuer that grants tokens for it.

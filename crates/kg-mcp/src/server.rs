@@ -146,8 +146,7 @@ fn streamed_call(params: &Map<String, Value>) -> Option<(Value, Mirror)> {
     if !(token.is_string() || token.is_i64() || token.is_u64()) {
         return None;
     }
-    let arguments = params.get("arguments")?.as_object()?.clone();
-    let request = tools::mirror("action_execute", arguments)?.ok()?;
+    let request = tools::mirror("action_execute", arguments(params).ok()?)?.ok()?;
     Some((token.clone(), request))
 }
 
@@ -265,23 +264,8 @@ fn list_tools(backend: &mut dyn Backend) -> Outcome {
 }
 
 fn call_tool(params: &Map<String, Value>, backend: &mut dyn Backend) -> Outcome {
-    let name = match params.get("name") {
-        Some(Value::String(name)) => name.as_str(),
-        _ => return Err((INVALID_PARAMS, "`name` (a string) is required".into())),
-    };
-    let arguments = match params.get("arguments") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(arguments)) => arguments.clone(),
-        Some(other) => {
-            return Err((
-                INVALID_PARAMS,
-                format!(
-                    "`arguments` must be an object, got {}",
-                    jsonrpc::kind(other)
-                ),
-            ));
-        }
-    };
+    let name = required_string(params, "name")?;
+    let arguments = arguments(params)?;
     let request = match tools::mirror(name, arguments.clone()) {
         Some(Ok(request)) => request,
         Some(Err(bad)) => {
@@ -308,10 +292,7 @@ fn call_tool(params: &Map<String, Value>, backend: &mut dyn Backend) -> Outcome 
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
 
 fn read_resource(params: &Map<String, Value>, backend: &mut dyn Backend) -> Outcome {
-    let uri = match params.get("uri") {
-        Some(Value::String(uri)) => uri.as_str(),
-        _ => return Err((INVALID_PARAMS, "`uri` (a string) is required".into())),
-    };
+    let uri = required_string(params, "uri")?;
     let not_found = || (RESOURCE_NOT_FOUND, format!("no resource at `{uri}`"));
     let request = resources::mirror(uri).ok_or_else(not_found)?;
     let (status, body) = backend.call(&request);
@@ -335,24 +316,35 @@ fn read_resource(params: &Map<String, Value>, backend: &mut dyn Backend) -> Outc
 }
 
 fn get_prompt(params: &Map<String, Value>) -> Outcome {
-    let name = match params.get("name") {
-        Some(Value::String(name)) => name.as_str(),
-        _ => return Err((INVALID_PARAMS, "`name` (a string) is required".into())),
-    };
-    let arguments = match params.get("arguments") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(arguments)) => arguments.clone(),
-        Some(other) => {
-            return Err((
-                INVALID_PARAMS,
-                format!(
-                    "`arguments` must be an object, got {}",
-                    jsonrpc::kind(other)
-                ),
-            ));
-        }
-    };
+    let name = required_string(params, "name")?;
+    let arguments = arguments(params)?;
     prompts::get(name, &arguments).map_err(|message| (INVALID_PARAMS, message))
+}
+
+/// The string param `key` (a tool's or prompt's name, a resource's URI).
+fn required_string<'a>(
+    params: &'a Map<String, Value>,
+    key: &str,
+) -> Result<&'a str, (i64, String)> {
+    match params.get(key) {
+        Some(Value::String(value)) => Ok(value),
+        _ => Err((INVALID_PARAMS, format!("`{key}` (a string) is required"))),
+    }
+}
+
+/// The `arguments` of a tool call or prompt: an object, absent meaning empty.
+fn arguments(params: &Map<String, Value>) -> Result<Map<String, Value>, (i64, String)> {
+    match params.get("arguments") {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(arguments)) => Ok(arguments.clone()),
+        Some(other) => Err((
+            INVALID_PARAMS,
+            format!(
+                "`arguments` must be an object, got {}",
+                jsonrpc::kind(other)
+            ),
+        )),
+    }
 }
 
 /// A route's answer as a tool result: the JSON body as text and as `structuredContent`
