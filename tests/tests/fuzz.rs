@@ -56,6 +56,23 @@ impl Rng {
         self.0 = x;
         x.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
+    /// One generator per case: case `index` is the same whatever ran before it.
+    fn for_case(seed: u64, index: usize) -> Rng {
+        let mut rng = Rng::new(seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        for _ in 0..4 {
+            rng.next();
+        }
+        rng
+    }
+    /// A case's credential ([`Case::admin`]): mostly the admin key, a few anonymous, a few
+    /// not a key.
+    fn credential(&mut self) -> Option<bool> {
+        match self.below(100) {
+            0..=2 => None,
+            3..=4 => Some(false),
+            _ => Some(true),
+        }
+    }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
@@ -381,11 +398,7 @@ struct Case {
 }
 
 fn case(seed: u64, index: usize, templates: &[(&'static str, &'static str, Value)]) -> Case {
-    // One generator per case: case `i` is the same whatever ran before it.
-    let mut rng = Rng::new(seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    for _ in 0..4 {
-        rng.next();
-    }
+    let mut rng = Rng::for_case(seed, index);
     let (right_method, template, base) = rng.pick(templates).clone();
     let method = if rng.chance(85) {
         right_method.to_string()
@@ -445,11 +458,7 @@ fn case(seed: u64, index: usize, templates: &[(&'static str, &'static str, Value
     if rng.chance(3) {
         headers.push(("content-encoding", "gzip".into()));
     }
-    let admin = match rng.below(100) {
-        0..=2 => None,
-        3..=4 => Some(false),
-        _ => Some(true),
-    };
+    let admin = rng.credential();
     Case {
         index,
         template,
@@ -595,10 +604,7 @@ fn mcp_templates() -> Vec<Value> {
 }
 
 fn mcp_case(seed: u64, index: usize) -> Case {
-    let mut rng = Rng::new(seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    for _ in 0..4 {
-        rng.next();
-    }
+    let mut rng = Rng::for_case(seed, index);
     let templates = mcp_templates();
     let base = rng.pick(&templates).clone();
     let body = body_of(&mut rng, &base);
@@ -651,11 +657,7 @@ fn mcp_case(seed: u64, index: usize) -> Case {
     if rng.chance(5) {
         headers.push(("origin", "http://evil.example".into()));
     }
-    let admin = match rng.below(100) {
-        0..=2 => None,
-        3..=4 => Some(false),
-        _ => Some(true),
-    };
+    let admin = rng.credential();
     Case {
         index,
         template: "/mcp",
