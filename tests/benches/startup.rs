@@ -10,9 +10,9 @@
 //!
 //! Run: `cargo bench -p kg-e2e --bench startup` (Spin from SPIN_BIN or PATH).
 
-use kg_e2e::{AppHost, Graph, HostKind, KeyValue, spin_binary, workspace};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use kg_e2e::{Graph, HostKind, spin_binary, startup, workspace};
+use std::path::PathBuf;
+use std::time::Duration;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -53,8 +53,12 @@ async fn main() -> anyhow::Result<()> {
             let cache = scratch
                 .path()
                 .join(format!("cache-{}-{run}", cold.len() + warm.len()));
-            cold.push(measure(kind, &manifest, &graph, &cache).await?);
-            warm.push(measure(kind, &manifest, &graph, &cache).await?);
+            cold.push(
+                startup::measure(kind, &manifest, &graph, &cache, Duration::from_secs(60)).await?,
+            );
+            warm.push(
+                startup::measure(kind, &manifest, &graph, &cache, Duration::from_secs(60)).await?,
+            );
         }
         println!(
             "| {} | {name} | {} | {} |",
@@ -65,56 +69,6 @@ async fn main() -> anyhow::Result<()> {
     }
     graph.stop().await?;
     Ok(())
-}
-
-/// (listening, live, tool call) after the start, with the compilation cache in `cache`.
-async fn measure(
-    kind: HostKind,
-    manifest: &Path,
-    graph: &Graph,
-    cache: &Path,
-) -> anyhow::Result<[Duration; 3]> {
-    std::fs::create_dir_all(cache)?;
-    let config = cache.with_extension("toml");
-    std::fs::write(
-        &config,
-        format!("[cache]\ndirectory = {:?}\n", cache.display().to_string()),
-    )?;
-    let config = config.display().to_string();
-    // devhost takes the same flag (and the same wasmtime cache format).
-    let flags = ["--cache", config.as_str()];
-    let dir = tempfile::tempdir()?;
-    let kv = KeyValue::File(dir.path().join("kv.db"));
-    let started = Instant::now();
-    let host =
-        AppHost::start_with_host_flags(kind, manifest, &kv, &graph.variables(), &flags).await?;
-    let listening = started.elapsed();
-    let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
-    until_ok(|| client.get(format!("{}/health/live", host.url))).await?;
-    let live = started.elapsed();
-    until_ok(|| {
-        client
-            .post(format!("{}/tools/get_node_statistics", host.url))
-            .body(r#"{"label": "Supplier"}"#)
-    })
-    .await?;
-    let tool = started.elapsed();
-    host.stop().await?;
-    Ok([listening, live, tool])
-}
-
-/// Sends until the answer is 200 (every 10 ms, 60 s at most).
-async fn until_ok(request: impl Fn() -> reqwest::RequestBuilder) -> anyhow::Result<()> {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(60) {
-        if let Ok(r) = request().send().await
-            && r.status().is_success()
-        {
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    anyhow::bail!("no 200 within 60 s")
 }
 
 fn row(samples: &mut [[Duration; 3]]) -> String {

@@ -22,6 +22,7 @@ pub mod raw_http;
 pub mod redis;
 pub mod server_timing;
 pub mod sse;
+pub mod startup;
 pub mod swapped_router;
 
 pub use graph::{GRAPH_PASSWORD, Graph, GraphKind, devgraph_only, not_on_neo4j};
