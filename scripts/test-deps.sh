@@ -12,7 +12,8 @@ echo "test-deps: the Cypher lint gate (tools/cypher-lint: npm ci)" >&2
 (cd tools/cypher-lint && npm ci --no-audit --no-fund --loglevel=error >&2)
 missing=()
 command -v redis-server >/dev/null || missing+=(redis-server)
-# The MCP tests' client is the official Python SDK in a virtualenv (tests/mcp/setup.sh);
+# The MCP tests' client (the official Python SDK) and schemathesis live in virtualenvs
+# (tests/python-venv.sh);
 # Debian's python3 makes virtualenvs only with python3-venv (ensurepip).
 python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
 [ -x /usr/bin/docker-registry ] || missing+=(docker-registry)

@@ -4,6 +4,7 @@
 //! shares state between instances; each finds its address from its startup line and stops
 //! on drop.
 
+pub mod answering_stub;
 pub mod auth;
 pub mod bench_results;
 pub mod capacity;
@@ -18,6 +19,7 @@ pub mod mcp;
 pub mod oidc;
 pub mod otlp;
 pub mod process;
+pub mod python;
 pub mod raw_http;
 pub mod redis;
 pub mod server_timing;

@@ -1,5 +1,5 @@
 //! The official MCP Python SDK as a client of `/mcp` (tests/mcp/client.py): a virtualenv
-//! made once by tests/mcp/setup.sh, then one process per scripted session.
+//! made once by tests/python-venv.sh, then one process per scripted session.
 
 use crate::{AppHost, workspace};
 use anyhow::{Context, Result, bail};
@@ -14,20 +14,7 @@ static PYTHON: OnceCell<PathBuf> = OnceCell::const_new();
 /// these tests are not skipped for want of Python).
 pub async fn python() -> Result<PathBuf> {
     PYTHON
-        .get_or_try_init(|| async {
-            let output = Command::new("bash")
-                .arg(workspace().join("tests/mcp/setup.sh"))
-                .output()
-                .await
-                .context("running tests/mcp/setup.sh")?;
-            if !output.status.success() {
-                bail!(
-                    "tests/mcp/setup.sh failed (python3 with venv and PyPI are needed): {}",
-                    String::from_utf8_lossy(&output.stderr)
-                );
-            }
-            Ok(PathBuf::from(String::from_utf8(output.stdout)?.trim()))
-        })
+        .get_or_try_init(|| async { crate::python::venv("mcp").await })
         .await
         .cloned()
 }

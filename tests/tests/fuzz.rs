@@ -30,12 +30,10 @@
 use futures::StreamExt;
 use kg_e2e::auth::ADMIN;
 use kg_e2e::raw_http::leak;
-use kg_e2e::{AppHost, Graph, app_manifest, embedding_stub};
+use kg_e2e::{AppHost, Graph, answering_stub, app_manifest};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, ResponseTemplate};
 
 const DEFAULT_SEED: u64 = 0x6b67_2d61_6765_6e74; // "kg-agent"
 const DEFAULT_REQUESTS: usize = 10_000;
@@ -685,28 +683,12 @@ async fn fuzz(make: &dyn Fn(u64, usize) -> Case) {
     let seed = env_number("KG_FUZZ_SEED", DEFAULT_SEED);
     let requests = env_number("KG_FUZZ_REQUESTS", DEFAULT_REQUESTS as u64) as usize;
 
-    // One stub for the LLM (a routing verdict that is also a usable answer) and the
-    // embeddings, so every dependency answers.
-    let stub = embedding_stub::start().await;
-    let verdict = r#"{"intent": "answer", "confidence": 0.9, "reason": "fuzz", "refined_question": null, "clarification": null}"#;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
-            "id": "fuzz", "object": "chat.completion", "model": "stub",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": verdict}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        })))
-        .mount(&stub)
-        .await;
+    // One stub for the LLM and the embeddings, so every dependency answers.
+    let stub = answering_stub::start().await;
     let graph = Graph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut variables = graph.variables();
-    variables.extend([
-        ("llm_origin", stub.uri()),
-        ("llm_base_path", "/v1".to_string()),
-        ("llm_model", "stub".to_string()),
-    ]);
+    variables.extend(answering_stub::variables(&stub));
     let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables)
         .await
         .unwrap();
