@@ -72,3 +72,51 @@ async fn oversized_bodies_are_refused_with_413() {
     assert_eq!(status, 413, "{json}");
     assert_eq!(json["error"]["code"], "payload_too_large");
 }
+
+#[tokio::test]
+async fn a_wrong_method_names_the_allowed_ones_in_allow() {
+    let (host, _dir) = start().await;
+    let client = reqwest::Client::new();
+    for (method, path, allow) in [
+        (reqwest::Method::POST, "/health", "GET, OPTIONS"),
+        (reqwest::Method::PUT, "/documents", "GET, POST, OPTIONS"),
+        (reqwest::Method::GET, "/mcp", "POST, OPTIONS"),
+    ] {
+        let response = client
+            .request(method.clone(), format!("{}{path}", host.url))
+            .bearer_auth(kg_e2e::auth::ADMIN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 405, "{method} {path}");
+        assert_eq!(
+            response
+                .headers()
+                .get("allow")
+                .and_then(|v| v.to_str().ok()),
+            Some(allow),
+            "{method} {path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_openapi_document_is_served_to_anyone_as_kept_in_docs() {
+    let (host, _dir) = start().await;
+    let response = reqwest::get(format!("{}/openapi.json", host.url))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("application/json")
+    );
+    let served: serde_json::Value = response.json().await.unwrap();
+    let kept: serde_json::Value =
+        serde_json::from_str(include_str!("../../docs/openapi.json")).unwrap();
+    assert_eq!(served, kept);
+    assert_eq!(served["openapi"], "3.1.0");
+}

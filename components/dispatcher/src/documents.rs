@@ -163,8 +163,7 @@ fn optional_u32(
 ) -> Result<Option<u32>, ApiError> {
     match body.get(field) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
+        Some(v) => kg_http::body::whole_number(v)
             .and_then(|n| u32::try_from(n).ok())
             .map(Some)
             .ok_or_else(|| {

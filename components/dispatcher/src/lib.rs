@@ -222,6 +222,7 @@ fn admit(request: &Request, ctx: &mut headers::Context) -> Result<(Route, Princi
         Ok(Route::HealthReady) => return Err(readiness::handle()),
         Ok(Route::AuthConfig) => return Err(auth_config()),
         Ok(Route::ResourceMetadata) => return Err(mcp::resource_metadata(request)),
+        Ok(Route::OpenApi) => return Err(openapi_document()),
         _ => {}
     }
     let config = identity::config().map_err(|e| error_response(&e))?;
@@ -262,6 +263,7 @@ pub(crate) fn dispatch(request: &Request, route: Route, who: Principal) -> Resul
         Route::HealthReady => full(readiness::handle()),
         Route::AuthConfig => full(auth_config()),
         Route::ResourceMetadata => full(mcp::resource_metadata(request)),
+        Route::OpenApi => full(openapi_document()),
         Route::Health => full(health::handle()),
         Route::ListTools => full(tools::list()),
         Route::CallTool { name } => full(tools::call(&name, request.body())?),
@@ -336,6 +338,20 @@ fn auth_config() -> Response {
     )
 }
 
+/// `GET /openapi.json`: the API's description, public like `/auth/config` because it holds
+/// nothing a deployment keeps secret (routes, shapes, the demo dataset's examples); a
+/// client generator or a tester reads it before it has a credential. Compiled in (compact,
+/// build.rs), so it is the document this build's route table was tested against
+/// (crates/kg-http/tests/openapi.rs).
+fn openapi_document() -> Response {
+    Response::builder()
+        .status(200)
+        .header("content-type", "application/json")
+        .header("cache-control", "no-cache")
+        .body(include_str!(concat!(env!("OUT_DIR"), "/openapi.json")))
+        .build()
+}
+
 fn method_name(method: &Method) -> String {
     match method {
         Method::Get => "GET".into(),
@@ -359,6 +375,10 @@ pub(crate) fn json_response(status: u16, body: &serde_json::Value) -> Response {
         .build();
     if let Some(retry) = body["error"]["detail"]["retry_after_s"].as_u64() {
         response.set_header("retry-after", retry.to_string().as_str());
+    }
+    if let (405, Some(allow)) = (status, body["error"]["detail"]["allow"].as_array()) {
+        let allow: Vec<&str> = allow.iter().filter_map(|m| m.as_str()).collect();
+        response.set_header("allow", allow.join(", ").as_str());
     }
     response
 }

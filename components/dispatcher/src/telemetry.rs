@@ -104,40 +104,12 @@ impl RequestTrace {
     }
 }
 
-/// The route as a template (`/chat/conversations/{id}`), never the ids themselves: a
-/// low-cardinality span name and log field. Path segments equal to a field of the
-/// resolved route are replaced by the field's name; an unknown route is `unmatched`.
+/// The route as a template (`/conversations/{id}`, docs/openapi.json's), never the ids
+/// themselves: a low-cardinality span name and log field; an unknown route is `unmatched`.
 fn route_template(method: &str, path: &str) -> String {
-    let Ok(route) = kg_http::route(method, path) else {
-        return "unmatched".to_string();
-    };
-    // `Debug` of a route variant: `CallTool { name: "x" }`: its fields and their values.
-    let described = format!("{route:?}");
-    let fields: Vec<(String, String)> = described
-        .split_once('{')
-        .map(|(_, rest)| rest.trim_end_matches('}'))
-        .unwrap_or_default()
-        .split(", ")
-        .filter_map(|pair| {
-            let (name, value) = pair.split_once(": ")?;
-            Some((
-                name.trim().to_string(),
-                value.trim().trim_matches('"').to_string(),
-            ))
-        })
-        .collect();
-    path.split('/')
-        .map(|segment| {
-            match fields
-                .iter()
-                .find(|(_, value)| !value.is_empty() && value == segment)
-            {
-                Some((name, _)) => format!("{{{name}}}"),
-                None => segment.to_string(),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("/")
+    kg_http::route(method, path)
+        .map_or("unmatched", |route| route.template().1)
+        .to_string()
 }
 
 /// Runs one call into another component inside a span, handing the component the trace

@@ -53,7 +53,12 @@ pub fn optional_integer(
 ) -> Result<i64, Error> {
     match args.get(name) {
         None | Some(Value::Null) => Ok(default),
-        Some(Value::Number(n)) => match n.as_i64() {
+        // `2.0` is an integer to JSON Schema (and to clients whose numbers are floats).
+        Some(Value::Number(n)) => match n.as_i64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+                .map(|f| f as i64)
+        }) {
             Some(i) if (min..=max).contains(&i) => Ok(i),
             _ => Err(invalid(format!(
                 "`{name}` must be an integer from {min} to {max}, got {n}"

@@ -37,11 +37,13 @@ pub fn spec() -> (&'static str, &'static str, Json) {
                     "items": {
                         "type": "object",
                         "properties": {
-                            "property": {"type": "string"},
+                            "property": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": "\\S"},
                             "op": {"type": "string", "enum": OPERATORS, "default": "eq"},
-                            "value": {"description": "A string, number or boolean."}
+                            "value": {"type": ["string", "number", "boolean"], "maxLength": args::MAX_STRING_CHARS, "description": "A string, number or boolean."}
                         },
                         "required": ["property", "value"],
+                        "if": {"properties": {"op": {"enum": ["contains", "starts_with"]}}, "required": ["op"]},
+                        "then": {"properties": {"value": {"type": "string"}}},
                         "additionalProperties": false
                     },
                     "description": "All must hold, e.g. [{\"property\": \"status\", \"value\": \"approved\"}, {\"property\": \"amount\", \"op\": \"gt\", \"value\": 5000}]."
@@ -69,7 +71,9 @@ fn condition(index: usize, filter: &Json) -> Result<(String, Json), Error> {
         )));
     }
     let property = match f.get("property") {
-        Some(Json::String(p)) if !p.trim().is_empty() && p.len() <= 100 => p.trim().to_string(),
+        Some(Json::String(p)) if !p.trim().is_empty() && p.chars().count() <= 100 => {
+            p.trim().to_string()
+        }
         _ => {
             return Err(args::invalid(format!(
                 "filters[{index}].property must be a property name"

@@ -29,6 +29,47 @@ pub fn specs() -> Vec<(&'static str, &'static str, Json)> {
     specs.push(statistics::spec());
     specs.push(read_cypher::spec());
     specs
+        .into_iter()
+        .map(|(name, description, schema)| (name, description, as_checked(schema)))
+        .collect()
+}
+
+/// The schema made as precise as the argument checks (`args.rs`), so a client, an LLM
+/// or a tester (schemathesis, over docs/openapi.json) reads what is really accepted: a
+/// string holds a non-blank character and at most `MAX_STRING_CHARS`; an optional
+/// argument may be `null` (taken as absent, as LLMs often send it).
+fn as_checked(mut schema: Json) -> Json {
+    let required: Vec<String> = schema["required"]
+        .as_array()
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(properties) = schema["properties"].as_object_mut() {
+        for (name, property) in properties.iter_mut() {
+            let Some(map) = property.as_object_mut() else {
+                continue;
+            };
+            let kind = map.get("type").cloned();
+            if kind == Some(json!("string")) && !map.contains_key("enum") {
+                map.entry("minLength").or_insert(json!(1));
+                map.entry("maxLength")
+                    .or_insert(json!(crate::args::MAX_STRING_CHARS));
+                map.entry("pattern").or_insert(json!("\\S"));
+            }
+            if let Some(Json::String(kind)) = kind
+                && !required.contains(name)
+            {
+                map.insert("type".into(), json!([kind, "null"]));
+                if let Some(Json::Array(values)) = map.get_mut("enum") {
+                    values.push(Json::Null);
+                }
+            }
+        }
+    }
+    schema
 }
 
 /// Runs tool `name` on its own (a session of one call). `transport` is the client's own

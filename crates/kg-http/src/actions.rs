@@ -60,7 +60,7 @@ pub fn execute_body(
         action_name: action_name.into(),
         entity_ids: entity_ids(body)?,
         parameters: parameters(body)?,
-        idempotency_key: optional_text(body, "idempotency_key")?.or(idempotency_header),
+        idempotency_key: idempotency_key(body, idempotency_header)?,
         approval_token: optional_text(body, "approval_token")?,
         caller: caller.clone(),
         options,
@@ -108,6 +108,22 @@ fn parameters(body: &Map<String, Value>) -> Result<String, ApiError> {
     }
 }
 
+/// The body's `idempotency_key` or the `Idempotency-Key` header. Both given and
+/// different is a 400: the one not used would otherwise go unchecked, and the client
+/// cannot know which of the two its retry is keyed on.
+fn idempotency_key(
+    body: &Map<String, Value>,
+    header: Option<String>,
+) -> Result<Option<String>, ApiError> {
+    match (optional_text(body, "idempotency_key")?, header) {
+        (Some(key), Some(header)) if key != header => Err(ApiError::bad_request(
+            "`idempotency_key` and the Idempotency-Key header differ; send one, or the same in both",
+        )),
+        (Some(key), _) => Ok(Some(key)),
+        (None, header) => Ok(header),
+    }
+}
+
 fn optional_text(body: &Map<String, Value>, name: &str) -> Result<Option<String>, ApiError> {
     match body.get(name) {
         None | Some(Value::Null) => Ok(None),
@@ -132,8 +148,7 @@ fn options(o: &Map<String, Value>) -> Result<BatchOptions, ApiError> {
     let number = |name: &str, default: u32| -> Result<u32, ApiError> {
         match o.get(name) {
             None | Some(Value::Null) => Ok(default),
-            Some(v) => v
-                .as_u64()
+            Some(v) => crate::body::whole_number(v)
                 .and_then(|n| u32::try_from(n).ok())
                 .ok_or_else(|| {
                     ApiError::bad_request(format!(
@@ -388,6 +403,16 @@ mod tests {
         assert!(stream);
         assert_eq!(r.idempotency_key.as_deref(), Some("hdr"));
         assert_eq!(r.options.unwrap().chunk_size, 5);
+        let whole = json!({"entity_ids": ["PO-1"], "options": {"max_concurrent": 41.0}});
+        let (r, _) = execute_body("T", "a", &body(whole), None, &ann()).unwrap();
+        assert_eq!(r.options.unwrap().max_concurrent, 41);
+        let fraction = json!({"entity_ids": ["PO-1"], "options": {"max_concurrent": 4.5}});
+        assert!(execute_body("T", "a", &body(fraction), None, &ann()).is_err());
+        let same = json!({"entity_ids": ["PO-1"], "idempotency_key": "k"});
+        let (r, _) = execute_body("T", "a", &body(same.clone()), Some("k".into()), &ann()).unwrap();
+        assert_eq!(r.idempotency_key.as_deref(), Some("k"));
+        let e = execute_body("T", "a", &body(same), Some("other".into()), &ann()).unwrap_err();
+        assert!(e.message.contains("differ"), "{}", e.message);
         assert_eq!(r.parameters, "{}");
         for (bad, field) in [
             (json!({}), "`entity_ids` is required"),

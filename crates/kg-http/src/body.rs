@@ -139,6 +139,16 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
+/// A JSON integer, also written as a float with no fraction (`41.0`: JSON Schema's
+/// `integer` admits it, and some clients' numbers are all floats).
+pub fn whole_number(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f <= u32::MAX as f64)
+            .map(|f| f as u64)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,7 +61,10 @@ pub fn chat_body(body: &Map<String, Value>) -> Result<ChatBody, ApiError> {
     {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Number(n)) => Some(n.to_string()),
+        // `7.0` is the integer 7 to JSON Schema: its digits, as for `7`.
+        Some(v @ Value::Number(n)) => {
+            Some(crate::body::whole_number(v).map_or_else(|| n.to_string(), |n| n.to_string()))
+        }
         Some(_) => return Err(ApiError::bad_request("`conversation_id` must be a string")),
     };
     let routing_mode = match body.get("routing_mode").and_then(Value::as_str) {

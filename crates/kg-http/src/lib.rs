@@ -15,4 +15,4 @@ pub mod routes;
 pub mod sse;
 
 pub use error::ApiError;
-pub use routes::{Route, route};
+pub use routes::{Access, Route, route};

@@ -70,6 +70,8 @@ pub enum Route {
     /// The MCP endpoint (Streamable HTTP, stateless): POST only, so `GET` (a server
     /// stream) and `DELETE` (ending a session) are 405, as the specification allows.
     Mcp,
+    /// This API's OpenAPI document (docs/openapi.json): no credential, nothing secret.
+    OpenApi,
 }
 
 /// Resolves a method and a path (without query string) to a route.
@@ -145,6 +147,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ["api", "qa", "query"] => (&["POST"], on(method, "POST", || Route::LegacyQuery)),
         ["conversations"] => (&["GET"], on(method, "GET", || Route::ListConversations)),
         ["mcp"] => (&["POST"], on(method, "POST", || Route::Mcp)),
+        ["openapi.json"] => (&["GET"], on(method, "GET", || Route::OpenApi)),
         [".well-known", "oauth-protected-resource"]
         | [".well-known", "oauth-protected-resource", "mcp"] => {
             (&["GET"], on(method, "GET", || Route::ResourceMetadata))
@@ -164,7 +167,11 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
             return Err(ApiError::not_found(format!("no route for {method} {path}")));
         }
     };
+    // `detail.allow` becomes the 405's `Allow` header (RFC 9110 §15.5.6), with the CORS
+    // preflight's OPTIONS, which every path answers.
     found.ok_or_else(|| {
+        let mut allow: Vec<&str> = allowed.to_vec();
+        allow.push("OPTIONS");
         ApiError::new(
             405,
             "method_not_allowed",
@@ -173,6 +180,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
                 allowed.join(" or ")
             ),
         )
+        .with_detail(serde_json::json!({ "allow": allow }))
     })
 }
 
@@ -196,7 +204,8 @@ impl Route {
             Route::HealthLive
             | Route::HealthReady
             | Route::AuthConfig
-            | Route::ResourceMetadata => Access::Public,
+            | Route::ResourceMetadata
+            | Route::OpenApi => Access::Public,
             Route::Health => any(&[HealthRead]),
             Route::ListTools | Route::CallTool { .. } => any(&[ToolsUse]),
             Route::ListActions | Route::GetAction { .. } => any(&[ActionsRead]),
@@ -228,6 +237,46 @@ impl Route {
                 ActionsApprove,
                 ActionsUndo,
             ]),
+        }
+    }
+}
+
+impl Route {
+    /// The method and path template of the route, as docs/openapi.json names its
+    /// operation: span names and log fields use it (low cardinality, never an id), and
+    /// `tests::openapi` checks the document against it, both ways. The exhaustive match
+    /// makes a new route a compile error here until it has a template.
+    pub fn template(&self) -> (&'static str, &'static str) {
+        match self {
+            Route::HealthLive => ("GET", "/health/live"),
+            Route::HealthReady => ("GET", "/health/ready"),
+            Route::AuthConfig => ("GET", "/auth/config"),
+            Route::Health => ("GET", "/health"),
+            Route::ListTools => ("GET", "/tools"),
+            Route::CallTool { .. } => ("POST", "/tools/{name}"),
+            Route::ListActions => ("GET", "/actions"),
+            Route::GetAction { .. } => ("GET", "/actions/{entity_type}/{action}"),
+            Route::ValidateAction { .. } => ("POST", "/actions/{entity_type}/{action}/validate"),
+            Route::ExecuteAction { .. } => ("POST", "/actions/{entity_type}/{action}/execute"),
+            Route::PlanAction { .. } => ("POST", "/actions/{entity_type}/{action}/plan"),
+            Route::ActionLog => ("GET", "/actions/log"),
+            Route::SetupActions => ("POST", "/actions/setup"),
+            Route::UndoAction { .. } => ("POST", "/actions/log/{log_id}/undo"),
+            Route::ListDocuments => ("GET", "/documents"),
+            Route::IngestDocument => ("POST", "/documents"),
+            Route::DeleteDocument { .. } => ("DELETE", "/documents/{id}"),
+            Route::Search => ("POST", "/search"),
+            Route::Chat => ("POST", "/chat"),
+            Route::ChatStream => ("POST", "/chat/stream"),
+            Route::ChatStreamResume { .. } => ("GET", "/chat/stream/{turn_id}"),
+            Route::ChatApprove => ("POST", "/chat/approve"),
+            Route::LegacyQuery => ("POST", "/api/qa/query"),
+            Route::ListConversations => ("GET", "/conversations"),
+            Route::GetConversation { .. } => ("GET", "/conversations/{id}"),
+            Route::DeleteConversation { .. } => ("DELETE", "/conversations/{id}"),
+            Route::ResourceMetadata => ("GET", "/.well-known/oauth-protected-resource/mcp"),
+            Route::Mcp => ("POST", "/mcp"),
+            Route::OpenApi => ("GET", "/openapi.json"),
         }
     }
 }
@@ -362,6 +411,10 @@ mod tests {
         let e = route("POST", "/health").unwrap_err();
         assert_eq!((e.status, e.code.as_str()), (405, "method_not_allowed"));
         assert!(e.message.contains("GET"), "{}", e.message);
+        assert_eq!(
+            e.detail,
+            Some(serde_json::json!({"allow": ["GET", "OPTIONS"]}))
+        );
         assert_eq!(route("PUT", "/documents").unwrap_err().status, 405);
         assert_eq!(route("GET", "/mcp").unwrap_err().status, 405);
         assert_eq!(route("DELETE", "/mcp").unwrap_err().status, 405);
