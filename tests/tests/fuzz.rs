@@ -30,7 +30,7 @@
 use futures::StreamExt;
 use kg_e2e::auth::ADMIN;
 use kg_e2e::raw_http::leak;
-use kg_e2e::{AppHost, Graph, answering_stub, app_manifest};
+use kg_e2e::{Stack, answering_stub};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -685,13 +685,10 @@ async fn fuzz(make: &dyn Fn(u64, usize) -> Case) {
 
     // One stub for the LLM and the embeddings, so every dependency answers.
     let stub = answering_stub::start().await;
-    let graph = Graph::start().await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut variables = graph.variables();
-    variables.extend(answering_stub::variables(&stub));
-    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables)
+    let stack = Stack::start_with(&answering_stub::variables(&stub))
         .await
         .unwrap();
+    let host = &stack.host;
 
     let cases: Vec<Case> = (0..requests).map(|i| make(seed, i)).collect();
     let client = reqwest::Client::builder()

@@ -11,7 +11,7 @@
 //! time; `KG_SCHEMATHESIS_EXAMPLES` sets the cases per operation and phase.
 
 use kg_e2e::auth::ADMIN;
-use kg_e2e::{AppHost, Graph, answering_stub, app_manifest, devgraph_only, python};
+use kg_e2e::{Stack, answering_stub, devgraph_only, python};
 use serde_json::Value;
 use std::time::Instant;
 
@@ -35,14 +35,10 @@ async fn schemathesis_finds_no_failure_in_any_operation() {
         return;
     }
     let stub = answering_stub::start().await;
-    let graph = Graph::start().await.unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut variables = graph.variables();
-    variables.extend(answering_stub::variables(&stub));
+    let mut variables = answering_stub::variables(&stub);
     variables.push(("embedding_model", "stub-embedding".to_string()));
-    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables)
-        .await
-        .unwrap();
+    let stack = Stack::start_with(&variables).await.unwrap();
+    let (host, dir) = (&stack.host, &stack.dir);
 
     let python = python::venv("schemathesis").await.unwrap();
     let report = dir.path().join("report");
