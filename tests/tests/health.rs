@@ -96,6 +96,30 @@ async fn graph_down_makes_health_503_with_the_reason() {
 }
 
 #[tokio::test]
+async fn a_base_path_that_is_not_one_is_named_in_health() {
+    // The origins are checked by the host too (they are allowed_outbound_hosts entries:
+    // a bad one stops the app from starting); the path is the app's alone to check.
+    let dir = tempfile::tempdir().unwrap();
+    let mut vars = graph_at("http://127.0.0.1:9");
+    vars.push(("llm_base_path", "v1".to_string()));
+    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &vars)
+        .await
+        .unwrap();
+    let (status, health) = host.get("/health").await.unwrap();
+    assert_eq!(status, 503, "{health}");
+    for name in ["router", "summariser"] {
+        let llm = check(component(&health, name), "llm_configuration");
+        assert_eq!(llm["ok"], false, "{llm}");
+        assert!(
+            llm["detail"].as_str().unwrap().contains(
+                "variable `llm_base_path`: `v1` does not start with `/`; expected the API's path on llm_origin, e.g. /v1"
+            ),
+            "{llm}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn wrong_graph_credentials_make_health_503() {
     let graph = Graph::start().await.unwrap();
     let dir = tempfile::tempdir().unwrap();

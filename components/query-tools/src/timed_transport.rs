@@ -37,7 +37,7 @@ impl Transport for TimedTransport {
         // clock: no clock reading of our own), every wait below polls it (a timer per wait
         // cost three more host calls each).
         let deadline = monotonic_clock::subscribe_duration(deadline_ns);
-        let (scheme, authority, path) = split_url(&request.url)?;
+        let (scheme, target) = split_url(&request.url)?;
         let headers: Vec<(String, Vec<u8>)> = request
             .headers
             .iter()
@@ -55,8 +55,11 @@ impl Transport for TimedTransport {
             |ok: Result<(), ()>, what: &str| ok.map_err(|()| other(format!("invalid {what}")));
         set(outgoing.set_method(&method), "method")?;
         set(outgoing.set_scheme(Some(&scheme)), "scheme")?;
-        set(outgoing.set_authority(Some(authority)), "authority")?;
-        set(outgoing.set_path_with_query(Some(path)), "path")?;
+        set(outgoing.set_authority(Some(&target.authority)), "authority")?;
+        set(
+            outgoing.set_path_with_query(Some(&target.path_with_query)),
+            "path",
+        )?;
         let body = outgoing
             .body()
             .map_err(|()| other("request body unavailable".into()))?;
@@ -200,17 +203,17 @@ fn timeout(deadline_ns: u64) -> TransportError {
     }
 }
 
-/// `scheme://authority/path?query` → its parts (`kg_spin::url_parts`), the scheme as
-/// this crate's WASI binding names it.
-fn split_url(url: &str) -> Result<(Scheme, &str, &str), TransportError> {
-    let (scheme, authority, path) =
-        kg_spin::url_parts(url).ok_or_else(|| other(format!("not an absolute URL: {url}")))?;
-    let scheme = match scheme {
+/// `scheme://authority/path?query` → its parts (`kg_url::request_target`), the scheme
+/// as this crate's WASI binding names it.
+fn split_url(url: &str) -> Result<(Scheme, kg_url::RequestTarget), TransportError> {
+    let target =
+        kg_url::request_target(url).ok_or_else(|| other(format!("not an absolute URL: {url}")))?;
+    let scheme = match target.scheme.as_str() {
         "http" => Scheme::Http,
         "https" => Scheme::Https,
         other => Scheme::Other(other.to_string()),
     };
-    Ok((scheme, authority, path))
+    Ok((scheme, target))
 }
 
 fn other(message: String) -> TransportError {

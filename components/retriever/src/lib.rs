@@ -94,7 +94,7 @@ fn embedder() -> Result<EmbeddingClient<SpinTransport>, Error> {
     let variable = |name| kg_spin::variable(name).map_err(|e| Error::new(ErrorCode::Internal, e));
     Ok(EmbeddingClient::new(
         EmbeddingConfig {
-            base_url: format!("{}{}", variable("llm_origin")?, variable("llm_base_path")?),
+            base_url: kg_spin::llm_base_url().map_err(|e| Error::new(ErrorCode::Internal, e))?,
             model: variable("embedding_model")?,
             api_key: Some(variable("llm_api_key")?),
             batch_size: kg_retrieval::embeddings::DEFAULT_BATCH_SIZE,

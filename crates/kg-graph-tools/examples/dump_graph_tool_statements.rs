@@ -176,7 +176,7 @@ fn main() {
             statements: RefCell::new(Vec::new()),
         };
         let config = Config {
-            origin: "http://127.0.0.1:7474".into(),
+            origin: neo4j_client::Url::parse("http://127.0.0.1:7474").expect("a URL"),
             database: "neo4j".into(),
             auth: Auth::None,
         };

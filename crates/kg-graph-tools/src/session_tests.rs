@@ -124,7 +124,7 @@ impl Transport for &Graph {
 fn client_of(graph: &Graph) -> Client<&Graph> {
     Client::new(
         Config {
-            origin: "http://graph".into(),
+            origin: neo4j_client::Url::parse("http://graph").expect("a URL"),
             database: "neo4j".into(),
             auth: Auth::None,
         },

@@ -177,22 +177,16 @@ fn number(var: &dyn Fn(&str) -> Option<String>, name: &str, default: u64) -> Res
 }
 
 /// An absolute http(s) URL with a host and no whitespace.
+/// An absolute http(s) URL with a host and no user info (the URL Standard's parsing).
 pub(crate) fn is_http_url(url: &str) -> bool {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"));
-    rest.is_some_and(|rest| {
-        let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-        !host.is_empty() && !url.chars().any(|c| c.is_whitespace() || c.is_control())
-    })
+    kg_url::http_url("", url).is_ok()
 }
 
 fn check_url(name: &str, url: &str) -> Result<(), String> {
-    if is_http_url(url) {
-        Ok(())
-    } else {
-        Err(format!(
-            "{name}: expected an http(s) URL such as https://kc.example.com/realms/acme"
-        ))
-    }
+    kg_url::http_base(name, url).map(drop).map_err(|e| {
+        format!(
+            "{name}: {}; expected an http(s) URL such as https://kc.example.com/realms/acme",
+            e.reason
+        )
+    })
 }

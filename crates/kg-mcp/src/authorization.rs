@@ -38,11 +38,10 @@ pub fn origin(
     forwarded_proto: Option<&str>,
 ) -> Option<String> {
     if let Some(url) = configured.map(str::trim).filter(|u| !u.is_empty()) {
-        let url = url.trim_end_matches('/');
-        let usable = (url.starts_with("https://") || url.starts_with("http://"))
-            && !url.contains(['"', '\\', ' '])
-            && !url.chars().any(char::is_control);
-        return usable.then(|| url.to_string());
+        // Serialised by the URL Standard: no quote, backslash, space or control character
+        // is left to break out of a quoted header parameter.
+        let url = kg_url::http_base("public_url", url).ok()?;
+        return Some(url.as_str().trim_end_matches('/').to_string());
     }
     let host = host?.trim();
     let valid = !host.is_empty()

@@ -434,7 +434,7 @@ mod tests {
     fn client(g: &FakeGraph) -> Client<&FakeGraph> {
         Client::new(
             Config {
-                origin: "http://graph:7474".into(),
+                origin: neo4j_client::Url::parse("http://graph:7474").expect("a URL"),
                 database: "neo4j".into(),
                 auth: Auth::None,
             },

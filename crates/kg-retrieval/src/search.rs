@@ -349,7 +349,7 @@ mod tests {
     fn run(graph: &FakeGraph, embeddings_up: bool) -> Result<SearchResponse, Error> {
         let client = Client::new(
             Config {
-                origin: "http://graph:7474".into(),
+                origin: neo4j_client::Url::parse("http://graph:7474").expect("a URL"),
                 database: "neo4j".into(),
                 auth: Auth::None,
             },

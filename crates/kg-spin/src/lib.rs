@@ -15,15 +15,15 @@ mod whole_response;
 
 pub use graph_probe::{GRAPH_PROBE_TIMEOUT, graph_probe};
 pub use llm::{
-    LLM_CALL_TIMEOUT, SpinLlmTransport, llm_check, llm_client, llm_config, llm_error, within,
-    within_until,
+    LLM_CALL_TIMEOUT, SpinLlmTransport, llm_base_url, llm_check, llm_client, llm_config, llm_error,
+    within, within_until,
 };
 pub use llm_probe::{LLM_PROBE_TIMEOUT, llm_models_url, llm_probe};
 pub use llm_stream::{LlmStream, Pulled};
 pub use neo4j::{
     DENIED, EARLY_BODY_MAX, GraphUser, LLM_READ_HEADERS, READ_HEADERS, SpinTransport,
     graph_bookmarks, graph_client, graph_config, graph_execution_limit, graph_request_deadline,
-    is_denied, named_headers, send_async, send_reading, url_parts,
+    is_denied, named_headers, send_async, send_reading,
 };
 pub use sleep::{Sleep, sleep};
 pub use whole_response::send_whole;

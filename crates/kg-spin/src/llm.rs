@@ -49,16 +49,29 @@ pub fn llm_client() -> Result<LlmClient<SpinLlmTransport>, LlmError> {
 
 pub fn llm_config() -> Result<LlmConfig, LlmError> {
     let read = |name: &str| variable(name).map_err(LlmError::NotConfigured);
-    let base_url = format!(
-        "{}{}",
-        read("llm_origin")?.trim().trim_end_matches('/'),
-        read("llm_base_path")?.trim()
-    );
+    let base_url = llm_base_url().map_err(LlmError::NotConfigured)?;
     let mut config = LlmConfig::new(base_url, read("llm_model")?.trim());
     config.api_key = Some(read("llm_api_key")?).filter(|k| !k.is_empty());
     config.timeout = LLM_CALL_TIMEOUT;
     config.validate()?;
     Ok(config)
+}
+
+/// `llm_origin` + `llm_base_path` (chat completions, models and embeddings all hang off
+/// it), each checked on its own so that an error names the variable to fix; no trailing `/`.
+pub fn llm_base_url() -> Result<String, String> {
+    let origin =
+        kg_url::http_origin("llm_origin", &variable("llm_origin")?).map_err(|e| e.to_string())?;
+    let path = variable("llm_base_path")?;
+    let path = path.trim();
+    if !(path.is_empty() || path.starts_with('/')) {
+        return Err(format!(
+            "variable `llm_base_path`: `{path}` does not start with `/`; expected the API's path on llm_origin, e.g. /v1"
+        ));
+    }
+    let joined = format!("{}{path}", origin.as_str().trim_end_matches('/'));
+    let base = kg_url::http_base("llm_base_path", &joined).map_err(|e| e.to_string())?;
+    Ok(base.as_str().trim_end_matches('/').to_string())
 }
 
 /// The configuration as `/health` shows it: endpoint and model, never the key. Named

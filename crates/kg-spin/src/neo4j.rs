@@ -124,7 +124,7 @@ where
 /// URL with `http`'s parser and kept the headers in a map, only to take both apart again.
 pub(crate) fn outgoing(request: HttpRequest) -> Result<(OutgoingRequest, Vec<u8>), SendError> {
     let invalid = |what: String| SendError::RequestConversion(what.into());
-    let (scheme, authority, path) = split_url(&request.url)
+    let (scheme, target) = split_url(&request.url)
         .ok_or_else(|| invalid(format!("not an absolute http(s) URL: {}", request.url)))?;
     // Every outbound call joins the request's trace; the clients add their own span's
     // context, anything else (JWKS, embeddings) the innermost open span's.
@@ -151,32 +151,24 @@ pub(crate) fn outgoing(request: HttpRequest) -> Result<(OutgoingRequest, Vec<u8>
     let set = |ok: Result<(), ()>, what: &str| ok.map_err(|()| invalid(format!("invalid {what}")));
     set(outgoing.set_method(&method), "method")?;
     set(outgoing.set_scheme(Some(&scheme)), "scheme")?;
-    set(outgoing.set_authority(Some(authority)), "authority")?;
-    set(outgoing.set_path_with_query(Some(path)), "path")?;
+    set(outgoing.set_authority(Some(&target.authority)), "authority")?;
+    set(
+        outgoing.set_path_with_query(Some(&target.path_with_query)),
+        "path",
+    )?;
     Ok((outgoing, request.body.unwrap_or_default()))
 }
 
-/// `http(s)://authority/path?query` → its parts (the path `/` when there is none).
-fn split_url(url: &str) -> Option<(Scheme, &str, &str)> {
-    let (scheme, authority, path) = url_parts(url)?;
-    let scheme = match scheme.to_ascii_lowercase().as_str() {
+/// `http(s)://authority/path?query` → its parts (`kg_url::request_target`: the URL
+/// Standard's parsing; the path `/` when there is none).
+fn split_url(url: &str) -> Option<(Scheme, kg_url::RequestTarget)> {
+    let target = kg_url::request_target(url)?;
+    let scheme = match target.scheme.as_str() {
         "http" => Scheme::Http,
         "https" => Scheme::Https,
         _ => return None,
     };
-    (!authority.is_empty()).then_some((scheme, authority, path))
-}
-
-/// `scheme://authority/path?query` → scheme, authority and path with query (`/` when the
-/// URL has none), for a WASI request's setters; `None` without `://`. Each caller decides
-/// which schemes it sends.
-pub fn url_parts(url: &str) -> Option<(&str, &str, &str)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    Some((scheme, authority, path))
+    Some((scheme, target))
 }
 
 /// Bodies up to this size are written before the request starts. spin-sdk starts the
@@ -269,7 +261,8 @@ pub fn graph_config(user: GraphUser) -> Result<Config, String> {
         .map_err(|e| format!("variable `neo4j_token`: {e}"))?
     };
     Ok(Config {
-        origin: variable("neo4j_origin")?,
+        origin: kg_url::http_origin("neo4j_origin", &variable("neo4j_origin")?)
+            .map_err(|e| e.to_string())?,
         database: variable("neo4j_database")?,
         auth,
     })
@@ -347,20 +340,32 @@ mod tests {
 
     #[test]
     fn urls_split_into_scheme_authority_and_path() {
-        let parts = |url| split_url(url).map(|(s, a, p)| (matches!(s, Scheme::Https), a, p));
+        let parts = |url| {
+            split_url(url)
+                .map(|(s, t)| (matches!(s, Scheme::Https), t.authority, t.path_with_query))
+        };
+        let some = |tls, authority: &str, path: &str| Some((tls, authority.into(), path.into()));
         assert_eq!(
             parts("http://127.0.0.1:7474/db/neo4j/query/v2?x=1"),
-            Some((false, "127.0.0.1:7474", "/db/neo4j/query/v2?x=1"))
+            some(false, "127.0.0.1:7474", "/db/neo4j/query/v2?x=1")
         );
         assert_eq!(
             parts("HTTPS://api.example/v1/chat"),
-            Some((true, "api.example", "/v1/chat"))
+            some(true, "api.example", "/v1/chat")
         );
+        assert_eq!(parts("https://api.example"), some(true, "api.example", "/"));
         assert_eq!(
-            parts("https://api.example"),
-            Some((true, "api.example", "/"))
+            parts("http://[::1]:7474/db/a%20b/query/v2"),
+            some(false, "[::1]:7474", "/db/a%20b/query/v2")
         );
-        for bad in ["api.example/v1", "ftp://x/y", "http:///path", ""] {
+        // `http:///path` is the host `path` to the URL Standard (as to browsers).
+        for bad in [
+            "api.example/v1",
+            "ftp://x/y",
+            "http://",
+            "http://u:p@h/",
+            "",
+        ] {
             assert_eq!(parts(bad), None, "{bad}");
         }
     }

@@ -44,7 +44,15 @@ fn read_config() -> Config {
     let optional = |name: &str| variable(name).unwrap_or_default();
     let flag = |name: &str| matches!(optional(name).trim(), "true" | "1" | "yes" | "on");
     Config {
-        traces_url: traces_url(&optional("otel_exporter_otlp_endpoint")),
+        traces_url: traces_url(&optional("otel_exporter_otlp_endpoint")).unwrap_or_else(|e| {
+            // Read once per instance: one line per instance, and no export to a URL that
+            // is not one.
+            eprintln!(
+                "{}",
+                serde_json::json!({"level": "warn", "message": "tracing is off", "error": e.to_string()})
+            );
+            String::new()
+        }),
         headers: parse_headers(&optional("otel_exporter_otlp_headers")),
         ratio: kg_telemetry::sampler::parse_ratio(&optional("otel_traces_sampler_ratio")),
         capture_content: flag("otel_capture_content"),
@@ -144,16 +152,18 @@ fn warn_rate_limited(url: &str, problem: &str) {
 }
 
 /// `OTEL_EXPORTER_OTLP_ENDPOINT` semantics: a base URL to which `/v1/traces` is added,
-/// unless it already names the traces path.
-pub fn traces_url(endpoint: &str) -> String {
-    let endpoint = endpoint.trim().trim_end_matches('/');
-    if endpoint.is_empty() {
-        String::new()
-    } else if endpoint.ends_with("/v1/traces") {
-        endpoint.to_string()
-    } else {
-        format!("{endpoint}/v1/traces")
+/// unless it already names the traces path; empty: tracing off.
+pub fn traces_url(endpoint: &str) -> Result<String, kg_url::UrlError> {
+    if endpoint.trim().is_empty() {
+        return Ok(String::new());
     }
+    let url = kg_url::http_base("otel_exporter_otlp_endpoint", endpoint)?;
+    let base = url.as_str().trim_end_matches('/');
+    Ok(if base.ends_with("/v1/traces") {
+        base.to_string()
+    } else {
+        format!("{base}/v1/traces")
+    })
 }
 
 /// `OTEL_EXPORTER_OTLP_HEADERS` syntax: `key=value` pairs separated by commas, values
@@ -197,18 +207,22 @@ mod tests {
 
     #[test]
     fn endpoint_gets_the_traces_path_once() {
-        assert_eq!(traces_url(""), "");
+        let url = |endpoint| traces_url(endpoint).unwrap();
+        assert_eq!(url(""), "");
         assert_eq!(
-            traces_url("http://collector:4318/"),
+            url("http://collector:4318/"),
             "http://collector:4318/v1/traces"
         );
         assert_eq!(
-            traces_url("https://cloud.langfuse.com/api/public/otel"),
+            url("https://cloud.langfuse.com/api/public/otel"),
             "https://cloud.langfuse.com/api/public/otel/v1/traces"
         );
-        assert_eq!(
-            traces_url("http://c:4318/v1/traces"),
-            "http://c:4318/v1/traces"
+        assert_eq!(url("http://c:4318/v1/traces"), "http://c:4318/v1/traces");
+        assert_eq!(url("http://[::1]:4318"), "http://[::1]:4318/v1/traces");
+        let e = traces_url("collector:4318").unwrap_err().to_string();
+        assert!(
+            e.starts_with("variable `otel_exporter_otlp_endpoint`: "),
+            "{e}"
         );
     }
 

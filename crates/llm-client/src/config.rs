@@ -43,11 +43,8 @@ impl LlmConfig {
         if base.is_empty() {
             return Err(LlmError::NotConfigured("the LLM base URL is empty".into()));
         }
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(LlmError::NotConfigured(format!(
-                "the LLM base URL `{base}` is not an http(s) URL"
-            )));
-        }
+        kg_url::http_base("llm_origin + llm_base_path", base)
+            .map_err(|e| LlmError::NotConfigured(e.to_string()))?;
         if self.model.trim().is_empty() {
             return Err(LlmError::NotConfigured(
                 "the LLM model name is empty".into(),

@@ -32,18 +32,15 @@ pub(crate) fn call_span(
     if let Some(t) = request.temperature {
         span.set(attr::GEN_AI_REQUEST_TEMPERATURE, f64::from(t));
     }
-    let authority = base_url
-        .split_once("://")
-        .map_or(base_url, |(_, rest)| rest)
-        .split('/')
-        .next()
-        .unwrap_or_default();
-    match authority.rsplit_once(':') {
-        Some((host, port)) if port.parse::<u16>().is_ok() => {
-            span.set(attr::SERVER_ADDRESS, host);
-            span.set(attr::SERVER_PORT, port.parse::<u16>().unwrap_or_default());
+    if let Some((host, port)) = kg_url::Url::parse(base_url)
+        .ok()
+        .as_ref()
+        .and_then(kg_url::server_address)
+    {
+        span.set(attr::SERVER_ADDRESS, host);
+        if let Some(port) = port {
+            span.set(attr::SERVER_PORT, port);
         }
-        _ => span.set(attr::SERVER_ADDRESS, authority),
     }
     if kg_telemetry::capture_content() {
         let body = request.body(model, stream);

@@ -4,8 +4,8 @@ use std::sync::{Mutex, PoisonError};
 /// Where and how to reach Neo4j.
 #[derive(Clone)]
 pub struct Config {
-    /// `scheme://host[:port]`; a trailing slash is tolerated.
-    pub origin: String,
+    /// `scheme://host[:port]`, checked where it is configured (`kg_url::http_origin`).
+    pub origin: kg_url::Url,
     pub database: String,
     pub auth: Auth,
 }
@@ -151,10 +151,8 @@ impl Config {
             &self.database,
             percent_encoding::NON_ALPHANUMERIC,
         );
-        format!(
-            "{}/db/{database}/query/v2",
-            self.origin.trim_end_matches('/')
-        )
+        // An origin's URL always ends in the root path's `/`.
+        format!("{}db/{database}/query/v2", self.origin)
     }
 }
 

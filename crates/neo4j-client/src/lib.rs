@@ -20,6 +20,7 @@ pub use client::{
 };
 pub use config::{Auth, AuthConfigError, Config};
 pub use error::{ErrorKind, Neo4jError, TOO_EXPENSIVE};
+pub use kg_url::Url;
 pub use notifications::{Notification, Position};
 pub use telemetry::{
     finish as record_statement, propagate as propagate_trace_context, summarise as query_summary,

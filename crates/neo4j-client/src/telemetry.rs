@@ -33,7 +33,7 @@ const CLAUSES: [&str; 17] = [
 pub(crate) fn statement_span(
     statement: &str,
     database: &str,
-    origin: &str,
+    origin: &kg_url::Url,
     concurrent: bool,
 ) -> ActiveSpan {
     let mut span = if concurrent {
@@ -58,7 +58,11 @@ pub(crate) fn statement_span(
 }
 
 /// The span of a transaction step (`BEGIN`, `COMMIT`, `ROLLBACK`).
-pub(crate) fn transaction_span(operation: &str, database: &str, origin: &str) -> ActiveSpan {
+pub(crate) fn transaction_span(
+    operation: &str,
+    database: &str,
+    origin: &kg_url::Url,
+) -> ActiveSpan {
     let mut span = kg_telemetry::span(operation, SpanKind::Client);
     if span.is_recording() {
         span.set(attr::DB_SYSTEM_NAME, "neo4j");
@@ -99,18 +103,12 @@ pub(crate) fn fail(span: &mut ActiveSpan, e: &Neo4jError) {
     span.fail(&kind, &e.message);
 }
 
-fn set_server(span: &mut ActiveSpan, origin: &str) {
-    let authority = origin
-        .split_once("://")
-        .map_or(origin, |(_, rest)| rest)
-        .trim_end_matches('/');
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) if port.parse::<u16>().is_ok() => (host, port.parse::<u16>().ok()),
-        _ => (authority, None),
-    };
-    span.set(attr::SERVER_ADDRESS, host);
-    if let Some(port) = port {
-        span.set(attr::SERVER_PORT, port);
+fn set_server(span: &mut ActiveSpan, origin: &kg_url::Url) {
+    if let Some((host, port)) = kg_url::server_address(origin) {
+        span.set(attr::SERVER_ADDRESS, host);
+        if let Some(port) = port {
+            span.set(attr::SERVER_PORT, port);
+        }
     }
 }
 

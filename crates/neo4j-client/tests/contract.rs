@@ -60,7 +60,7 @@ fn golden(name: &str) -> String {
 fn client(fake: &Fake) -> Client<&Fake> {
     Client::new(
         Config {
-            origin: "http://db.example:7474/".into(),
+            origin: neo4j_client::Url::parse("http://db.example:7474/").expect("a URL"),
             database: "neo4j".into(),
             auth: Auth::Basic {
                 user: "neo4j".into(),
@@ -407,7 +407,7 @@ fn transport_failures_become_unavailable_timeout_or_denied() {
 #[test]
 fn bearer_auth_odd_database_names_and_secret_free_debug() {
     let config = Config {
-        origin: "https://x.databases.neo4j.io".into(),
+        origin: neo4j_client::Url::parse("https://x.databases.neo4j.io").expect("a URL"),
         database: "my db/1".into(),
         auth: Auth::Bearer("tok".into()),
     };
@@ -459,7 +459,7 @@ mod properties {
 
         #[test]
         fn database_names_are_always_one_path_segment(name in ".{1,12}") {
-            let c = Config { origin: "http://h".into(), database: name, auth: Auth::None };
+            let c = Config { origin: neo4j_client::Url::parse("http://h").expect("a URL"), database: name, auth: Auth::None };
             let url = c.query_url();
             let segment = url.strip_prefix("http://h/db/").unwrap().strip_suffix("/query/v2").unwrap();
             prop_assert!(!segment.contains('/') && !segment.contains(' ') && !segment.contains('?'));

@@ -77,7 +77,7 @@ fn client(origin: &str, password: &str) -> Client<Ureq> {
         .into();
     Client::new(
         Config {
-            origin: origin.into(),
+            origin: neo4j_client::Url::parse(origin).expect("a URL"),
             database: "neo4j".into(),
             auth: Auth::Basic {
                 user: "neo4j".into(),
@@ -166,7 +166,7 @@ fn wrong_or_missing_credentials_are_401() {
     assert_eq!(e.kind, ErrorKind::Authentication);
     let anonymous = Client::new(
         Config {
-            origin: origin.clone(),
+            origin: neo4j_client::Url::parse(&origin).expect("a URL"),
             database: "neo4j".into(),
             auth: Auth::None,
         },
@@ -196,7 +196,7 @@ fn syntax_errors_and_unknown_databases_have_neo4j_codes() {
     assert_eq!(e.kind, ErrorKind::Syntax);
     let other = Client::new(
         Config {
-            origin,
+            origin: neo4j_client::Url::parse(&origin).expect("a URL"),
             database: "nope".into(),
             auth: Auth::Basic {
                 user: "neo4j".into(),
