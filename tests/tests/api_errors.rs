@@ -62,6 +62,45 @@ async fn errors_are_json_with_a_code_and_the_fitting_status() {
 }
 
 #[tokio::test]
+async fn a_misspelt_field_is_a_400_naming_it_on_every_json_body() {
+    let (host, _dir) = start().await;
+    let cases = [
+        (
+            "/documents",
+            r#"{"id": "d", "text": "t", "titel": "x"}"#,
+            "unknown field `titel`",
+        ),
+        (
+            "/documents",
+            r#"{"id": "d", "text": "t", "chunking": {"max_chars": 500, "overlap": 10}}"#,
+            "`chunking`: unknown field `overlap` (allowed: max_chars, overlap_chars)",
+        ),
+        (
+            "/search",
+            r#"{"query": "q", "top-k": 3}"#,
+            "unknown field `top-k`",
+        ),
+        (
+            "/chat/approve",
+            r#"{"approval_token": "t", "approved": false}"#,
+            "unknown field `approved` (allowed: approval_token, approve)",
+        ),
+        (
+            "/actions/log/log-1/undo",
+            r#"{"reason": "mistake"}"#,
+            "unknown field `reason` (allowed: actor)",
+        ),
+    ];
+    for (path, body, says) in cases {
+        let (status, json) = host.send("POST", path, body).await.unwrap();
+        assert_eq!(status, 400, "{path} {body}: {json}");
+        assert_eq!(json["error"]["code"], "bad_request", "{json}");
+        let message = json["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{path}: {message}");
+    }
+}
+
+#[tokio::test]
 async fn oversized_bodies_are_refused_with_413() {
     let (host, _dir) = start().await;
     let big = format!("{{\"x\":\"{}\"}}", "a".repeat(1024 * 1024 + 10));

@@ -443,6 +443,16 @@ async fn a_conversation_is_visible_to_its_subject_and_admins_only() {
     .await;
     assert_eq!(status, 404, "{e}");
     assert_eq!(e["error"]["code"], "not_found");
+    // The stream refuses it the same way, before it opens (not a 200 with an error event).
+    let (status, streamed) = send(
+        &stack,
+        auth::OPERATOR,
+        "POST",
+        "/chat/stream",
+        json!({"message": "what did they ask?", "conversation_id": id, "routing_mode": "rule"}),
+    )
+    .await;
+    assert_eq!((status, &streamed), (404, &e));
     assert_eq!(
         llm.requests().len(),
         calls_before,

@@ -109,11 +109,10 @@ pub fn execute(
     } else {
         who.require(Permission::ActionsExecute)?;
     }
+    // The same reading of `Accept` as /chat/approve's (media types are case-insensitive,
+    // `q=0` refuses).
     let wants_stream = stream_in_body
-        || request
-            .header("accept")
-            .and_then(|v| v.as_str())
-            .is_some_and(|a| a.contains(sse::CONTENT_TYPE));
+        || sse::accepts_event_stream(request.header("accept").and_then(|v| v.as_str()));
     if wants_stream {
         let run = crate::causal::executor(|| executor::start_batch(&execution))?;
         return Ok(Execution::Stream(execution, run));
@@ -282,7 +281,7 @@ pub fn setup(who: &Principal) -> Result<Response, ApiError> {
 
 pub fn undo(who: &Principal, log_id: &str, body: &[u8]) -> Result<Response, ApiError> {
     let body = kg_http::body::json_object(body)?;
-    kg_http::actions::check_actor(&body, &who.caller)?;
+    kg_http::actions::undo_body(&body, &who.caller)?;
     let outcome = crate::causal::executor(|| executor::undo(&who.caller, log_id))?;
     Ok(crate::json_response(200, &outcome_json(&outcome)))
 }

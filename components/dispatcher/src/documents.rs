@@ -2,6 +2,7 @@
 //! component. JSON in and out; a bad field is a 400 naming it, before any component runs.
 
 use kg_http::ApiError;
+use kg_http::body::only_fields;
 use kg_wit::kg::retriever::retriever::{
     self, ChunkingOptions, ContentType, DocumentInfo, DocumentInput, SearchHit, SearchLeg,
     SearchRequest,
@@ -24,6 +25,17 @@ pub fn list() -> Result<Response, ApiError> {
 
 pub fn ingest(body: &[u8]) -> Result<Response, ApiError> {
     let body = kg_http::body::json_object(body)?;
+    only_fields(
+        &body,
+        &[
+            "id",
+            "text",
+            "title",
+            "content_type",
+            "metadata",
+            "chunking",
+        ],
+    )?;
     let content_type = match optional_string(&body, "content_type")?.as_deref() {
         None | Some("text") => ContentType::Text,
         Some("markdown") => ContentType::Markdown,
@@ -35,10 +47,15 @@ pub fn ingest(body: &[u8]) -> Result<Response, ApiError> {
     };
     let chunking = match body.get("chunking") {
         None | Some(Value::Null) => None,
-        Some(Value::Object(c)) => Some(ChunkingOptions {
-            max_chars: required_u32(c, "max_chars", "chunking.max_chars")?,
-            overlap_chars: optional_u32(c, "overlap_chars", "chunking.overlap_chars")?.unwrap_or(0),
-        }),
+        Some(Value::Object(c)) => {
+            only_fields(c, &["max_chars", "overlap_chars"])
+                .map_err(|e| ApiError::bad_request(format!("`chunking`: {}", e.message)))?;
+            Some(ChunkingOptions {
+                max_chars: required_u32(c, "max_chars", "chunking.max_chars")?,
+                overlap_chars: optional_u32(c, "overlap_chars", "chunking.overlap_chars")?
+                    .unwrap_or(0),
+            })
+        }
         Some(_) => return Err(ApiError::bad_request("`chunking` must be an object")),
     };
     let document = DocumentInput {
@@ -75,6 +92,17 @@ pub fn delete(id: &str) -> Result<Response, ApiError> {
 
 pub fn search(body: &[u8]) -> Result<Response, ApiError> {
     let body = kg_http::body::json_object(body)?;
+    only_fields(
+        &body,
+        &[
+            "query",
+            "top_k",
+            "vector_weight",
+            "bm25_weight",
+            "document_ids",
+            "metadata_filter",
+        ],
+    )?;
     let request = SearchRequest {
         query: required_string(&body, "query")?,
         top_k: optional_u32(&body, "top_k", "top_k")?.unwrap_or(DEFAULT_TOP_K),

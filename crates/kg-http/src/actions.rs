@@ -20,7 +20,7 @@ const EXECUTE_FIELDS: &[&str] = &[
 
 /// `{entity_ids, parameters?}` of a validate request.
 pub fn validate_body(body: &Map<String, Value>) -> Result<(Vec<String>, String), ApiError> {
-    allow(body, &["entity_ids", "parameters"])?;
+    crate::body::only_fields(body, &["entity_ids", "parameters"])?;
     Ok((entity_ids(body)?, parameters(body)?))
 }
 
@@ -40,6 +40,12 @@ pub fn check_actor(body: &Map<String, Value>, caller: &Caller) -> Result<(), Api
     }
 }
 
+/// An undo's body: nothing, or the caller as `actor`.
+pub fn undo_body(body: &Map<String, Value>, caller: &Caller) -> Result<(), ApiError> {
+    crate::body::only_fields(body, &["actor"])?;
+    check_actor(body, caller)
+}
+
 /// An execute request; `stream` says whether the caller asked for SSE in the body.
 pub fn execute_body(
     entity_type: &str,
@@ -48,7 +54,7 @@ pub fn execute_body(
     idempotency_header: Option<String>,
     caller: &Caller,
 ) -> Result<(ExecutionRequest, bool), ApiError> {
-    allow(body, EXECUTE_FIELDS)?;
+    crate::body::only_fields(body, EXECUTE_FIELDS)?;
     check_actor(body, caller)?;
     let options = match body.get("options") {
         None | Some(Value::Null) => None,
@@ -71,16 +77,6 @@ pub fn execute_body(
         Some(_) => return Err(ApiError::bad_request("`stream` must be a boolean")),
     };
     Ok((request, stream))
-}
-
-fn allow(body: &Map<String, Value>, fields: &[&str]) -> Result<(), ApiError> {
-    match body.keys().find(|k| !fields.contains(&k.as_str())) {
-        Some(unknown) => Err(ApiError::bad_request(format!(
-            "unknown field `{unknown}` (allowed: {})",
-            fields.join(", ")
-        ))),
-        None => Ok(()),
-    }
 }
 
 fn entity_ids(body: &Map<String, Value>) -> Result<Vec<String>, ApiError> {
@@ -388,6 +384,10 @@ mod tests {
         let bad = json!({"entity_ids": ["PO-1"], "actor": "bob"});
         let e = execute_body("T", "a", &body(bad), None, &ann()).unwrap_err();
         assert_eq!((e.status, e.code.as_str()), (400, "actor_mismatch"));
+        let e = undo_body(&body(json!({"actor": "ann", "reason": "x"})), &ann()).unwrap_err();
+        assert_eq!(e.message, "unknown field `reason` (allowed: actor)");
+        assert!(undo_body(&body(json!({"actor": "ann"})), &ann()).is_ok());
+        assert!(undo_body(&body(json!({})), &ann()).is_ok());
     }
 
     #[test]

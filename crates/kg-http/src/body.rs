@@ -32,6 +32,18 @@ pub fn malformed_body() -> ApiError {
     )
 }
 
+/// 400 naming the first field of `body` that `fields` does not list: a misspelt field
+/// (`top-k`, `approved`) is an error the caller sees, not a default it never asked for.
+pub fn only_fields(body: &Map<String, Value>, fields: &[&str]) -> Result<(), ApiError> {
+    match body.keys().find(|k| !fields.contains(&k.as_str())) {
+        Some(unknown) => Err(ApiError::bad_request(format!(
+            "unknown field `{unknown}` (allowed: {})",
+            fields.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// A body read chunk by chunk, refused as soon as it exceeds [`MAX_BODY_BYTES`].
 #[derive(Debug, Default)]
 pub struct BodyReader {

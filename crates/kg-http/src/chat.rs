@@ -33,12 +33,7 @@ pub fn chat_body(body: &Map<String, Value>) -> Result<ChatBody, ApiError> {
         "trace",
         "stream",
     ];
-    if let Some(unknown) = body.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-        return Err(ApiError::bad_request(format!(
-            "unknown field `{unknown}` (allowed: {})",
-            FIELDS.join(", ")
-        )));
-    }
+    crate::body::only_fields(body, FIELDS)?;
     let message = ["message", "query", "question"]
         .iter()
         .find_map(|f| body.get(*f).map(|v| (*f, v)));
@@ -99,6 +94,7 @@ pub fn chat_body(body: &Map<String, Value>) -> Result<ChatBody, ApiError> {
 
 /// `{approval_token, approve?}` of `POST /chat/approve`.
 pub fn approve_body(body: &Map<String, Value>) -> Result<(String, bool), ApiError> {
+    crate::body::only_fields(body, &["approval_token", "approve"])?;
     let token = match body.get("approval_token") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
         _ => {
@@ -164,5 +160,10 @@ mod tests {
             ("t".into(), true)
         );
         assert!(approve_body(&body(json!({}))).is_err());
+        let e = approve_body(&body(json!({"approval_token": "t", "approved": false}))).unwrap_err();
+        assert_eq!(
+            e.message,
+            "unknown field `approved` (allowed: approval_token, approve)"
+        );
     }
 }

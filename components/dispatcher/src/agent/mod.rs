@@ -217,6 +217,12 @@ pub fn prepare_stream(
 ) -> Result<kg_http::chat::ChatBody, ApiError> {
     let body = chat_body(&kg_http::body::json_object(request.body())?)?;
     crate::limits::check_tokens(&who.caller.subject)?;
+    // Someone else's conversation is a 404 before the stream opens, as /chat answers it
+    // (inside the stream it could only be a 200 carrying an `error` event). This claims a
+    // new client-chosen id now; the turn then finds it owned by the caller.
+    if let Some(id) = &body.conversation_id {
+        turn::authorize(&open_kv()?, id, &actor(who), true)?;
+    }
     Ok(body)
 }
 
