@@ -2,12 +2,22 @@
 // access token) as `Authorization: Bearer …`, never in a URL; failures become ApiError with
 // the server's `code` when it sent one.
 //
+// `client` is openapi-fetch over the types generated from docs/openapi.json
+// (src/api-schema.d.ts, `npm run api:types`): paths, parameters, bodies and answers are
+// checked against the document. Streams go through it too (`parseAs: 'stream'`) and are
+// read by ./sse.
+//
 // An access token with a refresh token is refreshed before it expires (a timer, and a check
 // before each request), and once more when the API answers 401 — the request is then sent
 // again with the new token. Without a refresh token, or when the refresh is refused, a 401
 // or the token's expiry signs out (the credential is forgotten, the app shows sign-in).
+import createClient from 'openapi-fetch';
+import type { components, paths } from './api-schema';
 import { readSse, type SseMessage } from './sse';
 import { refreshAccessToken, SignInError, type RefreshGrant } from './oidc';
+
+/** The document's schemas (`Schemas['ChatAnswer']`, …). */
+export type Schemas = components['schemas'];
 
 let apiKey = '';
 let expiresAt: number | undefined;
@@ -154,114 +164,116 @@ export class ApiError extends Error {
   }
 }
 
-function headers(extra: Record<string, string> = {}): Record<string, string> {
-  const h: Record<string, string> = { accept: 'application/json', ...extra };
-  if (apiKey) h.authorization = `Bearer ${apiKey}`;
-  return h;
-}
-
-async function failure(res: Response): Promise<ApiError> {
-  if (res.status === 401) signOut('rejected');
+/** The ApiError of a failed answer; `body` is what openapi-fetch read of it (the parsed
+ * JSON, else the text; undefined when empty). The document's shape is
+ * `{"error": {"code", "message", "detail"}}`; a bare `{"error": "code"}` is read too. */
+function errorOf(res: Response, body: unknown): ApiError {
   let code = `http_${res.status}`;
   let message = res.statusText;
-  try {
-    const body: unknown = await res.json();
-    if (typeof body === 'object' && body !== null) {
-      const b = body as Record<string, unknown>;
-      const e = (typeof b.error === 'object' && b.error !== null ? b.error : b) as Record<string, unknown>;
-      if (typeof e.code === 'string') code = e.code;
-      else if (typeof b.error === 'string') code = b.error;
-      if (typeof e.message === 'string') message = e.message;
-    }
-  } catch {
-    /* not JSON */
+  if (typeof body === 'object' && body !== null) {
+    const b = body as Record<string, unknown>;
+    const e = (typeof b.error === 'object' && b.error !== null ? b.error : b) as Record<string, unknown>;
+    if (typeof e.code === 'string') code = e.code;
+    else if (typeof b.error === 'string') code = b.error;
+    if (typeof e.message === 'string') message = e.message;
   }
   return new ApiError(res.status, code, message);
 }
 
-interface Call {
-  method: string;
-  headers?: Record<string, string>;
-  body?: string;
-  signal?: AbortSignal;
+/** errorOf, and a 401 (after any refresh) signs out. */
+function failure(res: Response, body: unknown): ApiError {
+  if (res.status === 401) signOut('rejected');
+  return errorOf(res, body);
 }
 
 /**
- * One request with the credential: refreshed first when due; on a 401, refreshed once and
- * sent again (when there is a refresh token). Network failures become ApiError `network`;
- * an abort stays an AbortError. The answer is returned whatever its status.
+ * Sends one request of the client with the credential: refreshed first when due; on a 401,
+ * refreshed once and sent again (when there is a refresh token). Network failures become
+ * ApiError `network`; an abort stays an AbortError. The answer is returned whatever its
+ * status.
  */
-export async function send(path: string, call: Call): Promise<Response> {
+async function send(request: Request): Promise<Response> {
   await freshCredential();
-  const once = async () => {
+  // Kept unsent for a second try (a body can be read once).
+  const again = request.clone();
+  const once = async (req: Request) => {
     const used = apiKey;
+    if (used) req.headers.set('authorization', `Bearer ${used}`);
     try {
-      const res = await fetch(path, { method: call.method, headers: headers(call.headers), body: call.body, signal: call.signal });
-      return { res, used };
+      return { res: await fetch(req), used };
     } catch (e) {
       if (e instanceof DOMException && e.name === 'AbortError') throw e;
       throw new ApiError(0, 'network', String(e));
     }
   };
-  const first = await once();
+  const first = await once(request);
   if (first.res.status !== 401 || !first.used || !(await refreshNow(first.used))) return first.res;
-  return (await once()).res;
+  return (await once(again)).res;
 }
 
-export async function api<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-  const res = await send(path, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-    signal,
-  });
-  if (!res.ok) throw await failure(res);
-  const text = await res.text();
-  return (text ? JSON.parse(text) : {}) as T;
+export const client = createClient<paths>({
+  // The page's own origin: the same requests as relative paths, and a whole URL where there
+  // is no page to resolve one against (the unit tests set `location`).
+  baseUrl: globalThis.location?.origin,
+  headers: { accept: 'application/json' },
+  fetch: send,
+});
+
+/** The data of a client call; a failure throws ApiError. An empty body reads as {}. */
+export async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw failure(response, error);
+  return data === undefined ? ({} as T) : data;
 }
 
-/** POST /chat/stream: yields the SSE messages; throws ApiError before the stream opens. */
-export async function* chatStream(
-  body: { message: string; conversation_id?: string },
-  signal: AbortSignal,
-): AsyncGenerator<SseMessage> {
-  const res = await send('/chat/stream', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify(body),
-    signal,
-  });
-  if (!res.ok) throw await failure(res);
+/** GET /health: the report, also when something is down (503 with the same body). Any
+ * JSON object is handed on as it came (an error's body too); anything else is ApiError. */
+export async function health(): Promise<Partial<Schemas['HealthReport']>> {
+  const { data, error, response } = await client.GET('/health');
+  const body: unknown = data ?? error;
+  if (typeof body !== 'object' || body === null) throw errorOf(response, body);
+  return body as Partial<Schemas['HealthReport']>;
+}
+
+/** The body of a stream that opened; throws ApiError before the stream opens. */
+function opened(answer: { error?: unknown; response: Response }): ReadableStream<Uint8Array> {
+  const res = answer.response;
+  if (!res.ok) throw failure(res, answer.error);
   if (!res.body) throw new ApiError(res.status, 'no_body', 'empty response');
-  yield* readSse(res.body);
+  return res.body;
+}
+
+/** POST /chat/stream: yields the SSE messages (ChatEvent payloads, ./reducer reads them). */
+export async function* chatStream(body: Schemas['ChatRequest'], signal: AbortSignal): AsyncGenerator<SseMessage> {
+  const answer = await client.POST('/chat/stream', { body, signal, headers: { accept: 'text/event-stream' }, parseAs: 'stream' });
+  yield* readSse(opened(answer));
 }
 
 /** GET /chat/stream/{turn_id}: the rest of a turn's events after `lastEventId` (sent as the
  * Last-Event-ID header, like the credential never in the URL). */
 export async function* resumeStream(turnId: string, lastEventId: string | undefined, signal: AbortSignal): AsyncGenerator<SseMessage> {
-  const res = await send(`/chat/stream/${encodeURIComponent(turnId)}`, {
-    method: 'GET',
-    headers: { accept: 'text/event-stream', ...(lastEventId !== undefined ? { 'last-event-id': lastEventId } : {}) },
+  const answer = await client.GET('/chat/stream/{turn_id}', {
+    params: { path: { turn_id: turnId }, header: { 'Last-Event-ID': lastEventId } },
+    headers: { accept: 'text/event-stream' },
     signal,
+    parseAs: 'stream',
   });
-  if (!res.ok) throw await failure(res);
-  if (!res.body) throw new ApiError(res.status, 'no_body', 'empty response');
-  yield* readSse(res.body);
+  yield* readSse(opened(answer));
 }
 
 /** POST /chat/approve. Asks for a stream (live batch progress) and takes JSON as well: the
  * dispatcher answers JSON today; a streamed answer is read as the agent's events. */
 export async function approveTurn(
-  body: { approval_token: string; approve: boolean },
-): Promise<{ json: Record<string, unknown> } | { events: AsyncGenerator<SseMessage> }> {
-  const res = await send('/chat/approve', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream, application/json' },
-    body: JSON.stringify(body),
+  body: Schemas['ChatApproveRequest'],
+): Promise<{ json: Schemas['ChatAnswer'] } | { events: AsyncGenerator<SseMessage> }> {
+  const { error, response: res } = await client.POST('/chat/approve', {
+    body,
+    headers: { accept: 'text/event-stream, application/json' },
+    parseAs: 'stream',
   });
-  if (!res.ok) throw await failure(res);
+  if (!res.ok) throw failure(res, error);
   if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream') && res.body) {
     return { events: readSse(res.body) };
   }
-  return { json: (await res.json()) as Record<string, unknown> };
+  return { json: (await res.json()) as Schemas['ChatAnswer'] };
 }

@@ -1,6 +1,6 @@
 import { options, render } from 'preact';
 import { useEffect, useId, useMemo, useRef, useState } from 'preact/hooks';
-import { api, ApiError, approveTurn, chatStream, loadKey, onSignOut, resumeStream, send as sendRequest, setKey, setToken } from './api';
+import { ApiError, approveTurn, chatStream, client, health as healthReport, loadKey, ok, onSignOut, resumeStream, setKey, setToken } from './api';
 import { resumable } from './resume';
 import { authConfig, begin, complete, isCallback, SignInError, type AuthConfig } from './oidc';
 import { browserLang, errorText, strings, type Lang, type Strings } from './i18n';
@@ -284,7 +284,7 @@ function Chat({ t, dark, onOpenDocument }: { t: Strings; dark: boolean; onOpenDo
   // The service's list of this caller's conversations replaces the browser's record (which
   // may hold another user's, or miss those started elsewhere); a title renamed here stays.
   useEffect(() => {
-    api<{ conversations?: { id?: unknown; title?: unknown }[] }>('GET', '/conversations')
+    ok(client.GET('/conversations'))
       .then((r) => {
         if (!Array.isArray(r.conversations)) return;
         const listed = r.conversations.filter((c) => typeof c.id === 'string');
@@ -352,7 +352,7 @@ function Chat({ t, dark, onOpenDocument }: { t: Strings; dark: boolean; onOpenDo
 
   async function loadDocIds() {
     try {
-      const r = await api<{ documents?: { id?: unknown }[] }>('GET', '/documents');
+      const r = await ok(client.GET('/documents'));
       if (Array.isArray(r.documents)) setDocIds(new Set(r.documents.map((d) => d.id).filter((id): id is string => typeof id === 'string')));
     } catch {
       /* without the list, a bare document id is offered as an entity */
@@ -372,7 +372,7 @@ function Chat({ t, dark, onOpenDocument }: { t: Strings; dark: boolean; onOpenDo
       return setFocus({ id: own });
     }
     try {
-      const r = await api<Record<string, unknown>>('POST', '/tools/get_instance_neighbors', { instance: c.reference, hops: 1 });
+      const r = await ok(client.POST('/tools/get_instance_neighbors', { body: { instance: c.reference, hops: 1 } }));
       const fetched = parseGraph(r.graph_data);
       const node = find(fetched);
       if (!fetched || node === undefined) throw new Error(c.reference);
@@ -436,7 +436,7 @@ function Chat({ t, dark, onOpenDocument }: { t: Strings; dark: boolean; onOpenDo
     setCurrent(id);
     setGraph(undefined);
     try {
-      const c = await api<Record<string, unknown>>('GET', `/conversations/${encodeURIComponent(id)}`);
+      const c = await ok(client.GET('/conversations/{id}', { params: { path: { id } } }));
       const list = Array.isArray(c.turns) ? (c.turns as Record<string, unknown>[]) : [];
       const out: Turn[] = [];
       for (const x of list) {
@@ -452,7 +452,7 @@ function Chat({ t, dark, onOpenDocument }: { t: Strings; dark: boolean; onOpenDo
 
   async function remove(id: string) {
     try {
-      await api('DELETE', `/conversations/${encodeURIComponent(id)}`);
+      await ok(client.DELETE('/conversations/{id}', { params: { path: { id } } }));
     } catch {
       /* forgotten locally either way */
     }
@@ -845,7 +845,7 @@ function ActionLog({ t }: { t: Strings }) {
   const [undone, setUndone] = useState<Set<string>>(new Set());
   const load = async () => {
     try {
-      const r = await api<Record<string, unknown>>('GET', '/actions/log?limit=50');
+      const r = await ok(client.GET('/actions/log', { params: { query: { limit: 50 } } }));
       const list = r.entries;
       setEntries(Array.isArray(list) ? (list as Record<string, unknown>[]) : []);
       setError('');
@@ -856,7 +856,7 @@ function ActionLog({ t }: { t: Strings }) {
   useEffect(() => void load(), []);
   async function undo(id: string) {
     try {
-      await api('POST', `/actions/log/${encodeURIComponent(id)}/undo`, {});
+      await ok(client.POST('/actions/log/{log_id}/undo', { params: { path: { log_id: id } }, body: {} }));
       setUndone((u) => new Set(u).add(id));
       setError('');
     } catch (e) {
@@ -941,7 +941,7 @@ function Documents({ t, focus }: { t: Strings; focus?: DocFocus }) {
   const [legs, setLegs] = useState('');
   const load = async () => {
     try {
-      const r = await api<Record<string, unknown>>('GET', '/documents');
+      const r = await ok(client.GET('/documents'));
       setDocs(Array.isArray(r.documents) ? (r.documents as Record<string, unknown>[]) : []);
       setError('');
     } catch (e) {
@@ -965,7 +965,7 @@ function Documents({ t, focus }: { t: Strings; focus?: DocFocus }) {
     const chunk = focus?.chunk;
     if (!focus || !chunk) return;
     let live = true;
-    api<Record<string, unknown>>('POST', '/search', { query: focus.query.trim() || focus.document, top_k: 20, document_ids: [focus.document] })
+    ok(client.POST('/search', { body: { query: focus.query.trim() || focus.document, top_k: 20, document_ids: [focus.document] } }))
       .then((r) => {
         const hit = (Array.isArray(r.hits) ? (r.hits as Record<string, unknown>[]) : []).find((h) => h.chunk_id === chunk);
         if (live) setPassage({ chunk, text: hit && typeof hit.text === 'string' ? hit.text : null });
@@ -980,12 +980,16 @@ function Documents({ t, focus }: { t: Strings; focus?: DocFocus }) {
     try {
       const text = await file.text();
       const id = file.name.replace(/\.[^.]*$/, '').replace(/[^A-Za-z0-9_-]+/g, '-').slice(0, 60) || 'document';
-      const r = await api<Record<string, unknown>>('POST', '/documents', {
-        id,
-        title: file.name,
-        content_type: /\.(md|markdown)$/i.test(file.name) ? 'markdown' : 'text',
-        text,
-      });
+      const r = await ok(
+        client.POST('/documents', {
+          body: {
+            id,
+            title: file.name,
+            content_type: /\.(md|markdown)$/i.test(file.name) ? 'markdown' : 'text',
+            text,
+          },
+        }),
+      );
       setError('');
       setNotes([
         `${file.name}: ${String(r.chunks ?? '?')} chunks${r.replaced ? ' (replaced)' : ''}`,
@@ -1002,7 +1006,7 @@ function Documents({ t, focus }: { t: Strings; focus?: DocFocus }) {
     e.preventDefault();
     if (!query.trim()) return;
     try {
-      const r = await api<Record<string, unknown>>('POST', '/search', { query, top_k: 5 });
+      const r = await ok(client.POST('/search', { body: { query, top_k: 5 } }));
       setHits(Array.isArray(r.hits) ? (r.hits as Record<string, unknown>[]) : []);
       setLegs(`${(Array.isArray(r.legs) ? r.legs : []).join(' + ')}${Array.isArray(r.warnings) && r.warnings.length ? ` — ${r.warnings.join('; ')}` : ''}`);
       setError('');
@@ -1075,7 +1079,7 @@ function Documents({ t, focus }: { t: Strings; focus?: DocFocus }) {
                 aria-label={`${t.delete} ${id}`}
                 onClick={async () => {
                   try {
-                    await api('DELETE', `/documents/${encodeURIComponent(id)}`);
+                    await ok(client.DELETE('/documents/{id}', { params: { path: { id } } }));
                     await load();
                   } catch (e) {
                     setError(describe(t, e));
@@ -1130,8 +1134,7 @@ function Status({ t }: { t: Strings }) {
   const load = async () => {
     // /health answers 503 with the same body when something is down.
     try {
-      const res = await sendRequest('/health', { method: 'GET' });
-      setHealth((await res.json()) as Record<string, unknown>);
+      setHealth(await healthReport());
       setError('');
     } catch (e) {
       setError(describe(t, e));

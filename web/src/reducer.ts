@@ -1,7 +1,12 @@
 // Turns the agent's stream events (DESIGN.md §3) into the state of one chat turn. Pure:
 // the UI and the unit tests drive it the same way. Unknown or malformed events never
 // throw; they are recorded as warnings and the turn goes on.
+import type { components } from './api-schema';
 import { parseSources, type Source } from './cite';
+
+/** The events the agent sends: `ChatEvent`'s `type` in docs/openapi.json. `reduce` has a
+ * case for each (a new one fails to compile until it has); any other is a warning. */
+export type ChatEventType = components['schemas']['ChatEvent']['type'];
 
 export type StepStatus = 'running' | 'ok' | 'failed';
 
@@ -151,7 +156,8 @@ export function reduce(state: TurnState, event: string, data: string, now: numbe
   }
   if (!isObj(payload)) return { ...state, warnings: [...state.warnings, `malformed ${event} event`] };
   const p = payload;
-  switch (event) {
+  const kind = event as ChatEventType;
+  switch (kind) {
     case 'conversation_id':
       return { ...state, conversationId: str(p.id) || state.conversationId };
     case 'thinking': {
@@ -260,8 +266,11 @@ export function reduce(state: TurnState, event: string, data: string, now: numbe
         steps: closeRunning(state.steps, now, ['thinking', 'route', 'tool']),
         status: state.error ? 'error' : 'done',
       };
-    default:
+    default: {
+      const unhandled: never = kind;
+      void unhandled;
       return { ...state, warnings: [...state.warnings, `unknown event: ${event.slice(0, 40)}`] };
+    }
   }
 }
 

@@ -3,6 +3,9 @@ import { ApiError, chatStream, resumeStream, setKey } from './api';
 import { backoff, resumable, turnIdOf } from './resume';
 import type { SseMessage } from './sse';
 
+// The page's origin, which the client's URLs start with (set before ./api loads).
+vi.hoisted(() => vi.stubGlobal('location', new URL('http://kg.test/')));
+
 const ev = (id: string | undefined, event: string, data: Record<string, unknown> = {}): SseMessage =>
   id === undefined ? { event, data: JSON.stringify(data) } : { event, data: JSON.stringify(data), id };
 
@@ -160,8 +163,9 @@ describe('resuming over fetch', () => {
     const calls: { url: string; method?: string; headers: Record<string, string> }[] = [];
     vi.stubGlobal(
       'fetch',
-      vi.fn(async (url: string, init: RequestInit = {}) => {
-        calls.push({ url, method: init.method, headers: init.headers as Record<string, string> });
+      vi.fn(async (req: Request) => {
+        const url = req.url.replace(/^http:\/\/kg\.test/, '');
+        calls.push({ url, method: req.method, headers: Object.fromEntries(req.headers) });
         const sse = { headers: { 'content-type': 'text/event-stream' } };
         if (url === '/chat/stream') {
           return new Response(droppingBody('id: 41\nevent: conversation_id\ndata: {"id":"c1","turn_id":"t 1/2"}\n\nid: 42\nevent: thinking\ndata: {}\n\n'), sse);
