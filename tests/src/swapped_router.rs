@@ -15,36 +15,98 @@ use tokio::sync::OnceCell;
 pub const ROUTER_DEPENDENCY: &str = "\"kg:router/router@0.1.0\"";
 
 static PYTHON_ROUTER: OnceCell<(PathBuf, Duration)> = OnceCell::const_new();
+static PROBE_ROUTER: OnceCell<(PathBuf, Duration)> = OnceCell::const_new();
 
 /// The Python router's component, built on first use by `examples/router-python/build.sh`
 /// (a no-op when nothing changed), and how long that call took. A failure fails the
 /// caller: python3 with venv and PyPI are needed, and a test is never skipped for want of them.
 pub async fn python_router() -> Result<(PathBuf, Duration)> {
     PYTHON_ROUTER
-        .get_or_try_init(|| async {
-            let script = workspace().join("examples/router-python/build.sh");
-            let started = Instant::now();
-            let output = Command::new("bash")
-                .arg(&script)
-                .output()
-                .await
-                .with_context(|| format!("running {}", script.display()))?;
-            let took = started.elapsed();
-            if !output.status.success() {
-                bail!(
-                    "examples/router-python/build.sh failed ({}; python3 with venv and PyPI are needed): {}",
-                    output.status,
-                    String::from_utf8_lossy(&output.stderr)
-                );
-            }
-            let wasm = PathBuf::from(String::from_utf8(output.stdout)?.trim());
-            if !wasm.is_file() {
-                bail!("build.sh printed {}, which is no file", wasm.display());
-            }
-            Ok((wasm, took))
-        })
+        .get_or_try_init(|| built_by("examples/router-python/build.sh"))
         .await
         .cloned()
+}
+
+/// The capability-probe router of `tests/fixtures/router-probe/` (Python, componentize-py):
+/// it tries outbound HTTP and reading variables when asked to route `probe …`.
+pub async fn probe_router() -> Result<PathBuf> {
+    PROBE_ROUTER
+        .get_or_try_init(|| built_by("tests/fixtures/router-probe/build.sh"))
+        .await
+        .map(|(path, _)| path.clone())
+}
+
+/// Runs a build script that prints the component's path; the path and how long it took.
+async fn built_by(script: &str) -> Result<(PathBuf, Duration)> {
+    let path = workspace().join(script);
+    let started = Instant::now();
+    let output = Command::new("bash")
+        .arg(&path)
+        .output()
+        .await
+        .with_context(|| format!("running {}", path.display()))?;
+    let took = started.elapsed();
+    if !output.status.success() {
+        bail!(
+            "{script} failed ({}; python3 with venv and PyPI are needed): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let wasm = PathBuf::from(String::from_utf8(output.stdout)?.trim());
+    if !wasm.is_file() {
+        bail!("{script} printed {}, which is no file", wasm.display());
+    }
+    Ok((wasm, took))
+}
+
+/// What the other dependencies are granted when the router's grant is its own: exactly
+/// what they use (the graph and the LLM, their settings, the catalog and prompt mounts).
+pub const COMPONENT_GRANTS: &str =
+    r#"inherit_configuration = ["allowed_outbound_hosts", "variables", "files"]"#;
+
+/// spin.toml with per-dependency grants instead of the component-wide
+/// `dependencies_inherit_configuration` (Spin 4 takes one or the other): the router
+/// dependency points at `router` with `router_grant` (`false`: nothing; `true`: all the
+/// dispatcher has; or a list), every other dependency [`COMPONENT_GRANTS`].
+pub fn manifest_with_router_grant(
+    dir: &Path,
+    router: &Path,
+    router_grant: &str,
+) -> Result<PathBuf> {
+    let (mut removed, mut granted) = (0, 0);
+    let path = manifest_variant_of(&workspace().join("spin.toml"), dir, |text| {
+        text.lines()
+            .filter(|line| {
+                let component_wide = line.trim_start().starts_with("dependencies_inherit_configuration");
+                removed += usize::from(component_wide);
+                !component_wide
+            })
+            .map(|line| {
+                let trimmed = line.trim_start();
+                if trimmed.starts_with(ROUTER_DEPENDENCY) {
+                    granted += 1;
+                    format!(
+                        "{ROUTER_DEPENDENCY} = {{ path = {}, inherit_configuration = {router_grant} }}",
+                        serde_json::Value::String(router.display().to_string())
+                    )
+                } else if trimmed.starts_with("\"kg:") && trimmed.ends_with('}') {
+                    granted += 1;
+                    format!("{}, {COMPONENT_GRANTS} }}", line.trim_end().trim_end_matches('}').trim_end())
+                } else {
+                    line.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    })?;
+    if removed != 1 || granted != 5 {
+        bail!(
+            "spin.toml: expected one dependencies_inherit_configuration line and five kg: dependencies, found {removed} and {granted}"
+        );
+    }
+    Ok(path)
 }
 
 /// The project's spin.toml (always that one: a pre-composed manifest has no dependency to
