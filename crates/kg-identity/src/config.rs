@@ -176,8 +176,8 @@ fn number(var: &dyn Fn(&str) -> Option<String>, name: &str, default: u64) -> Res
     }
 }
 
-/// An absolute http(s) URL with a host and no whitespace.
-/// An absolute http(s) URL with a host and no user info (the URL Standard's parsing).
+/// An absolute http(s) URL with a host, no user info and no whitespace (the URL Standard's
+/// parsing, kg_url).
 pub(crate) fn is_http_url(url: &str) -> bool {
     kg_url::http_url("", url).is_ok()
 }

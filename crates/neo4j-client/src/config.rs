@@ -151,8 +151,10 @@ impl Config {
             &self.database,
             percent_encoding::NON_ALPHANUMERIC,
         );
-        // An origin's URL always ends in the root path's `/`.
-        format!("{}db/{database}/query/v2", self.origin)
+        format!(
+            "{}/db/{database}/query/v2",
+            self.origin.as_str().trim_end_matches('/')
+        )
     }
 }
 
