@@ -78,7 +78,9 @@ pub fn manifest_with_router_grant(
     let path = manifest_variant_of(&workspace().join("spin.toml"), dir, |text| {
         text.lines()
             .filter(|line| {
-                let component_wide = line.trim_start().starts_with("dependencies_inherit_configuration");
+                let component_wide = line
+                    .trim_start()
+                    .starts_with("dependencies_inherit_configuration");
                 removed += usize::from(component_wide);
                 !component_wide
             })
@@ -86,13 +88,13 @@ pub fn manifest_with_router_grant(
                 let trimmed = line.trim_start();
                 if trimmed.starts_with(ROUTER_DEPENDENCY) {
                     granted += 1;
-                    format!(
-                        "{ROUTER_DEPENDENCY} = {{ path = {}, inherit_configuration = {router_grant} }}",
-                        serde_json::Value::String(router.display().to_string())
-                    )
+                    router_dependency(router, Some(router_grant))
                 } else if trimmed.starts_with("\"kg:") && trimmed.ends_with('}') {
                     granted += 1;
-                    format!("{}, {COMPONENT_GRANTS} }}", line.trim_end().trim_end_matches('}').trim_end())
+                    format!(
+                        "{}, {COMPONENT_GRANTS} }}",
+                        line.trim_end().trim_end_matches('}').trim_end()
+                    )
                 } else {
                     line.to_string()
                 }
@@ -109,6 +111,18 @@ pub fn manifest_with_router_grant(
     Ok(path)
 }
 
+/// spin.toml's router dependency line pointing at `router` (its path as a TOML string),
+/// with `inherit_configuration = grant` when one is given.
+fn router_dependency(router: &Path, grant: Option<&str>) -> String {
+    let path = serde_json::Value::String(router.display().to_string());
+    match grant {
+        Some(grant) => {
+            format!("{ROUTER_DEPENDENCY} = {{ path = {path}, inherit_configuration = {grant} }}")
+        }
+        None => format!("{ROUTER_DEPENDENCY} = {{ path = {path} }}"),
+    }
+}
+
 /// The project's spin.toml (always that one: a pre-composed manifest has no dependency to
 /// swap), written into `dir` with absolute paths, its router dependency pointing at `router`.
 pub fn manifest_with_router(dir: &Path, router: &Path) -> Result<PathBuf> {
@@ -118,10 +132,7 @@ pub fn manifest_with_router(dir: &Path, router: &Path) -> Result<PathBuf> {
             .map(|line| {
                 if line.trim_start().starts_with(ROUTER_DEPENDENCY) {
                     swapped += 1;
-                    format!(
-                        "{ROUTER_DEPENDENCY} = {{ path = {} }}",
-                        serde_json::Value::String(router.display().to_string())
-                    )
+                    router_dependency(router, None)
                 } else {
                     line.to_string()
                 }
