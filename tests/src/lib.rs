@@ -4,6 +4,7 @@
 //! shares state between instances; each finds its address from its startup line and stops
 //! on drop.
 
+pub mod added_tool;
 pub mod answering_stub;
 pub mod auth;
 pub mod bench_results;

@@ -2,7 +2,8 @@
 //! Python router of `examples/router-python/` (componentize-py from PyPI), built by its own
 //! `build.sh`, and a copy of the project's `spin.toml` whose dispatcher dependency
 //! `kg:router/router@0.1.0` points at it — made from spin.toml on every run, so it cannot
-//! drift from the manifest users run.
+//! drift from the manifest users run. The manifest variants and the build-script runner
+//! here serve every test that swaps a component (tests/src/added_tool.rs too).
 
 use crate::{manifest_variant_of, workspace};
 use anyhow::{Context, Result, bail};
@@ -22,7 +23,7 @@ static PROBE_ROUTER: OnceCell<(PathBuf, Duration)> = OnceCell::const_new();
 /// caller: python3 with venv and PyPI are needed, and a test is never skipped for want of them.
 pub async fn python_router() -> Result<(PathBuf, Duration)> {
     PYTHON_ROUTER
-        .get_or_try_init(|| built_by("examples/router-python/build.sh"))
+        .get_or_try_init(|| python_built_by("examples/router-python/build.sh"))
         .await
         .cloned()
 }
@@ -31,13 +32,20 @@ pub async fn python_router() -> Result<(PathBuf, Duration)> {
 /// it tries outbound HTTP and reading variables when asked to route `probe …`.
 pub async fn probe_router() -> Result<PathBuf> {
     PROBE_ROUTER
-        .get_or_try_init(|| built_by("tests/fixtures/router-probe/build.sh"))
+        .get_or_try_init(|| python_built_by("tests/fixtures/router-probe/build.sh"))
         .await
         .map(|(path, _)| path.clone())
 }
 
+/// [`built_by`] for a componentize-py build, whose failure says what it needs.
+async fn python_built_by(script: &str) -> Result<(PathBuf, Duration)> {
+    built_by(script)
+        .await
+        .context("python3 with venv and PyPI are needed")
+}
+
 /// Runs a build script that prints the component's path; the path and how long it took.
-async fn built_by(script: &str) -> Result<(PathBuf, Duration)> {
+pub(crate) async fn built_by(script: &str) -> Result<(PathBuf, Duration)> {
     let path = workspace().join(script);
     let started = Instant::now();
     let output = Command::new("bash")
@@ -48,7 +56,7 @@ async fn built_by(script: &str) -> Result<(PathBuf, Duration)> {
     let took = started.elapsed();
     if !output.status.success() {
         bail!(
-            "{script} failed ({}; python3 with venv and PyPI are needed): {}",
+            "{script} failed ({}): {}",
             output.status,
             String::from_utf8_lossy(&output.stderr)
         );
@@ -88,7 +96,7 @@ pub fn manifest_with_router_grant(
                 let trimmed = line.trim_start();
                 if trimmed.starts_with(ROUTER_DEPENDENCY) {
                     granted += 1;
-                    router_dependency(router, Some(router_grant))
+                    dependency_line(ROUTER_DEPENDENCY, router, Some(router_grant))
                 } else if trimmed.starts_with("\"kg:") && trimmed.ends_with('}') {
                     granted += 1;
                     format!(
@@ -111,28 +119,32 @@ pub fn manifest_with_router_grant(
     Ok(path)
 }
 
-/// spin.toml's router dependency line pointing at `router` (its path as a TOML string),
-/// with `inherit_configuration = grant` when one is given.
-fn router_dependency(router: &Path, grant: Option<&str>) -> String {
-    let path = serde_json::Value::String(router.display().to_string());
+/// spin.toml's dependency line for `key` pointing at `component` (its path as a TOML
+/// string), with `inherit_configuration = grant` when one is given.
+fn dependency_line(key: &str, component: &Path, grant: Option<&str>) -> String {
+    let path = serde_json::Value::String(component.display().to_string());
     match grant {
-        Some(grant) => {
-            format!("{ROUTER_DEPENDENCY} = {{ path = {path}, inherit_configuration = {grant} }}")
-        }
-        None => format!("{ROUTER_DEPENDENCY} = {{ path = {path} }}"),
+        Some(grant) => format!("{key} = {{ path = {path}, inherit_configuration = {grant} }}"),
+        None => format!("{key} = {{ path = {path} }}"),
     }
 }
 
 /// The project's spin.toml (always that one: a pre-composed manifest has no dependency to
 /// swap), written into `dir` with absolute paths, its router dependency pointing at `router`.
 pub fn manifest_with_router(dir: &Path, router: &Path) -> Result<PathBuf> {
+    manifest_with_dependency(dir, ROUTER_DEPENDENCY, router)
+}
+
+/// The project's spin.toml written into `dir` with absolute paths, the dispatcher's
+/// dependency `key` (as spin.toml writes it, quoted) pointing at `component`.
+pub fn manifest_with_dependency(dir: &Path, key: &str, component: &Path) -> Result<PathBuf> {
     let mut swapped = 0;
     let path = manifest_variant_of(&workspace().join("spin.toml"), dir, |text| {
         text.lines()
             .map(|line| {
-                if line.trim_start().starts_with(ROUTER_DEPENDENCY) {
+                if line.trim_start().starts_with(key) {
                     swapped += 1;
-                    router_dependency(router, None)
+                    dependency_line(key, component, None)
                 } else {
                     line.to_string()
                 }
@@ -142,7 +154,7 @@ pub fn manifest_with_router(dir: &Path, router: &Path) -> Result<PathBuf> {
             + "\n"
     })?;
     if swapped != 1 {
-        bail!("spin.toml has {swapped} `{ROUTER_DEPENDENCY} = …` dependency lines, not one");
+        bail!("spin.toml has {swapped} `{key} = …` dependency lines, not one");
     }
     Ok(path)
 }
