@@ -2,8 +2,9 @@
 # What the tests need besides the build: the Cypher lint gate's npm packages, and the
 # servers the end-to-end tests start themselves: Debian's redis-server (the shared
 # key-value store of the scale-out tests, required) and docker-registry (an OCI registry
-# for the `spin registry push` test, which says SKIPPED without it). Installed with
-# apt-get when missing and allowed.
+# for the `spin registry push` test, which says SKIPPED without it, and for publishing the
+# WIT packages with wkg, which fails without it). Installed with apt-get when missing and
+# allowed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Cypher lint gate's parser (tools/cypher-lint: Neo4j's @neo4j-cypher/language-support,

@@ -17,6 +17,7 @@ mod graph;
 mod host;
 pub mod llm_stub;
 pub mod mcp;
+pub mod oci_registry;
 pub mod oidc;
 pub mod otlp;
 pub mod process;

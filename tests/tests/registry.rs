@@ -4,13 +4,11 @@
 //! without either it says SKIPPED loudly and passes (the README's test command prints
 //! which passes ran).
 
-use kg_e2e::process::{free_port, listening_url};
+use kg_e2e::oci_registry::{OciRegistry, REGISTRY_BINARY};
+use kg_e2e::process::listening_url;
 use kg_e2e::{Graph, app_manifest, auth, spin_binary};
 use std::process::Stdio;
-use std::time::Duration;
 use tokio::process::Command;
-
-const REGISTRY_BINARY: &str = "/usr/bin/docker-registry";
 
 #[tokio::test]
 async fn the_app_pushed_to_an_oci_registry_runs_with_spin_up_from_the_reference() {
@@ -18,36 +16,13 @@ async fn the_app_pushed_to_an_oci_registry_runs_with_spin_up_from_the_reference(
         eprintln!("SKIPPED: no spin binary: spin registry push / spin up --from not tested");
         return;
     };
-    if !std::path::Path::new(REGISTRY_BINARY).exists() {
+    if !OciRegistry::available() {
         eprintln!("SKIPPED: no {REGISTRY_BINARY} (apt-get install docker-registry)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port().unwrap();
-    let config = dir.path().join("registry.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: 127.0.0.1:{port}\n",
-            dir.path().join("storage").display()
-        ),
-    )
-    .unwrap();
-    let _registry = Command::new(REGISTRY_BINARY)
-        .arg("serve")
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let registry = format!("127.0.0.1:{port}");
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(&registry).await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let oci = OciRegistry::start().await.unwrap();
+    let registry = &oci.address;
 
     let reference = format!("{registry}/kg-agent:e2e");
     let pushed = Command::new(&spin)
