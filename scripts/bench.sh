@@ -142,7 +142,8 @@ cargo bench --workspace --no-run "${benches[@]/#/--bench=}" >&2
 cargo build -q --release --workspace --bins >&2
 # request_profile's step floor (benches/step-floor): a component of the benches, not of
 # the application, so scripts/setup.sh does not build it.
-cargo build -q --profile component --target wasm32-wasip2 -p kg-step-floor >&2
+# As setup.sh builds the components: rustc, not the clippy-driver CI may set (.ci/run).
+env -u RUSTC_WORKSPACE_WRAPPER cargo build -q --profile component --target wasm32-wasip2 -p kg-step-floor >&2
 # Each bench appends its headline numbers here (kg_e2e::bench_results); the targets table
 # at the end is printed from them.
 results=$(mktemp)

@@ -17,7 +17,9 @@ echo "setup: building the web app (web/: npm ci && npm run build)" >&2
 (cd web && npm ci --no-audit --no-fund >&2 && npm run build >&2)
 
 echo "setup: building the components (wasm32-wasip2), devhost and devgraph" >&2
-cargo build --profile component --target wasm32-wasip2 \
+# Compiled by rustc itself even when CI lints the native builds through clippy-driver
+# (.ci/run), which turns MIR optimisations off: these are the components users ship.
+env -u RUSTC_WORKSPACE_WRAPPER cargo build --profile component --target wasm32-wasip2 \
   -p kg-dispatcher -p kg-router -p kg-query-tools -p kg-action-executor -p kg-retriever -p kg-summariser \
   -p kg-web -p kg-liveness
 # The whole workspace's binaries (devhost and devgraph are the ones run.sh needs), not `-p
