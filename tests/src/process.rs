@@ -1,9 +1,11 @@
-//! Child processes of the harness: finding the address a server prints when it is ready.
+//! Child processes of the harness: finding the address a server prints when it is ready,
+//! and the file a build script made.
 
 use anyhow::{Context, Result, bail};
+use std::path::PathBuf;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Child;
+use tokio::process::{Child, Command};
 
 /// Reads a child's stdout until a line containing `marker` followed by a URL (e.g.
 /// "listening on http://…" or Spin's "Serving http://…"); keeps draining after, so the
@@ -33,4 +35,26 @@ pub async fn listening_url(child: &mut Child, what: &str, marker: &str) -> Resul
 pub fn free_port() -> Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(listener.local_addr()?.port())
+}
+
+/// Runs `command`, a build or install script that prints the path of the file it made on
+/// standard output (its progress goes to standard error), and returns that path; `what`
+/// names the command in errors, which carry its standard error.
+pub async fn path_printed_by(command: &mut Command, what: &str) -> Result<PathBuf> {
+    let output = command
+        .output()
+        .await
+        .with_context(|| format!("running {what}"))?;
+    if !output.status.success() {
+        bail!(
+            "{what} failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let path = PathBuf::from(String::from_utf8(output.stdout)?.trim());
+    if !path.is_file() {
+        bail!("{what} printed {}, which is no file", path.display());
+    }
+    Ok(path)
 }

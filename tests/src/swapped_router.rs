@@ -5,6 +5,7 @@
 //! drift from the manifest users run. The manifest variants and the build-script runner
 //! here serve every test that swaps a component (tests/src/added_tool.rs too).
 
+use crate::process::path_printed_by;
 use crate::{manifest_variant_of, workspace};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -46,26 +47,9 @@ async fn python_built_by(script: &str) -> Result<(PathBuf, Duration)> {
 
 /// Runs a build script that prints the component's path; the path and how long it took.
 pub(crate) async fn built_by(script: &str) -> Result<(PathBuf, Duration)> {
-    let path = workspace().join(script);
     let started = Instant::now();
-    let output = Command::new("bash")
-        .arg(&path)
-        .output()
-        .await
-        .with_context(|| format!("running {}", path.display()))?;
-    let took = started.elapsed();
-    if !output.status.success() {
-        bail!(
-            "{script} failed ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let wasm = PathBuf::from(String::from_utf8(output.stdout)?.trim());
-    if !wasm.is_file() {
-        bail!("{script} printed {}, which is no file", wasm.display());
-    }
-    Ok((wasm, took))
+    let wasm = path_printed_by(Command::new("bash").arg(workspace().join(script)), script).await?;
+    Ok((wasm, started.elapsed()))
 }
 
 /// What the other dependencies are granted when the router's grant is its own: exactly
@@ -84,32 +68,28 @@ pub fn manifest_with_router_grant(
 ) -> Result<PathBuf> {
     let (mut removed, mut granted) = (0, 0);
     let path = manifest_variant_of(&workspace().join("spin.toml"), dir, |text| {
-        text.lines()
-            .filter(|line| {
-                let component_wide = line
-                    .trim_start()
-                    .starts_with("dependencies_inherit_configuration");
-                removed += usize::from(component_wide);
-                !component_wide
-            })
-            .map(|line| {
-                let trimmed = line.trim_start();
-                if trimmed.starts_with(ROUTER_DEPENDENCY) {
-                    granted += 1;
-                    dependency_line(ROUTER_DEPENDENCY, router, Some(router_grant))
-                } else if trimmed.starts_with("\"kg:") && trimmed.ends_with('}') {
-                    granted += 1;
-                    format!(
-                        "{}, {COMPONENT_GRANTS} }}",
-                        line.trim_end().trim_end_matches('}').trim_end()
-                    )
-                } else {
-                    line.to_string()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-            + "\n"
+        each_line(&text, |line| {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with("dependencies_inherit_configuration") {
+                removed += 1;
+                None
+            } else if trimmed.starts_with(ROUTER_DEPENDENCY) {
+                granted += 1;
+                Some(dependency_line(
+                    ROUTER_DEPENDENCY,
+                    router,
+                    Some(router_grant),
+                ))
+            } else if trimmed.starts_with("\"kg:") && trimmed.ends_with('}') {
+                granted += 1;
+                Some(format!(
+                    "{}, {COMPONENT_GRANTS} }}",
+                    line.trim_end().trim_end_matches('}').trim_end()
+                ))
+            } else {
+                Some(line.to_string())
+            }
+        })
     })?;
     if removed != 1 || granted != 5 {
         bail!(
@@ -117,6 +97,15 @@ pub fn manifest_with_router_grant(
         );
     }
     Ok(path)
+}
+
+/// `text` with each line replaced by what `edit` makes of it (`None` drops it), each
+/// ending in a newline.
+fn each_line(text: &str, mut edit: impl FnMut(&str) -> Option<String>) -> String {
+    text.lines()
+        .filter_map(&mut edit)
+        .map(|line| line + "\n")
+        .collect()
 }
 
 /// spin.toml's dependency line for `key` pointing at `component` (its path as a TOML
@@ -140,18 +129,14 @@ pub fn manifest_with_router(dir: &Path, router: &Path) -> Result<PathBuf> {
 pub fn manifest_with_dependency(dir: &Path, key: &str, component: &Path) -> Result<PathBuf> {
     let mut swapped = 0;
     let path = manifest_variant_of(&workspace().join("spin.toml"), dir, |text| {
-        text.lines()
-            .map(|line| {
-                if line.trim_start().starts_with(key) {
-                    swapped += 1;
-                    dependency_line(key, component, None)
-                } else {
-                    line.to_string()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-            + "\n"
+        each_line(&text, |line| {
+            if line.trim_start().starts_with(key) {
+                swapped += 1;
+                Some(dependency_line(key, component, None))
+            } else {
+                Some(line.to_string())
+            }
+        })
     })?;
     if swapped != 1 {
         bail!("spin.toml has {swapped} `{key} = …` dependency lines, not one");

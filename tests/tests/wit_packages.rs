@@ -8,6 +8,7 @@
 //! Host-independent (no application is served), so it runs in pass 1 (devhost) only.
 
 use kg_e2e::oci_registry::{OciRegistry, REGISTRY_BINARY};
+use kg_e2e::process::path_printed_by;
 use kg_e2e::{HostKind, workspace};
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -42,12 +43,6 @@ async fn run(command: &mut Command, what: &str) -> Output {
     output
 }
 
-/// The path a script printed on its last line.
-fn printed_path(output: &Output) -> PathBuf {
-    let text = String::from_utf8_lossy(&output.stdout);
-    PathBuf::from(text.lines().last().unwrap_or_default().trim())
-}
-
 /// wkg's configuration for a team that takes kg-agent's contracts from `registry`: the
 /// `kg` namespace mapped to it, over plain HTTP (a local registry has no TLS).
 fn wkg_config(registry: &str) -> String {
@@ -56,38 +51,40 @@ fn wkg_config(registry: &str) -> String {
     )
 }
 
-/// `wkg` with this test's configuration and a cache of its own (nothing read from or
+/// wkg with this test's configuration and a cache of its own (nothing read from or
 /// written to the user's).
-fn wkg(binary: &Path, config: &Path, cache: &Path) -> Command {
-    let mut command = Command::new(binary);
-    command
-        .env("WKG_CONFIG_FILE", config)
-        .env("WKG_CACHE_DIR", cache);
-    command
+struct Wkg {
+    binary: PathBuf,
+    config: PathBuf,
+    cache: PathBuf,
 }
 
-/// The WIT package of `source` (one package's file), built by `wkg wit build` in `folder`
-/// (the file copied to its `wit/`): `folder/package.wasm`.
-async fn build_package(
-    binary: &Path,
-    config: &Path,
-    cache: &Path,
-    folder: &Path,
-    source: &Path,
-) -> PathBuf {
-    let wit = folder.join("wit");
-    std::fs::create_dir_all(&wit).unwrap();
-    std::fs::copy(source, wit.join("package.wit")).unwrap();
-    let package = folder.join("package.wasm");
-    run(
-        wkg(binary, config, cache)
-            .current_dir(folder)
-            .args(["wit", "build", "--output"])
-            .arg(&package),
-        &format!("wkg wit build of {}", source.display()),
-    )
-    .await;
-    package
+impl Wkg {
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.binary);
+        command
+            .env("WKG_CONFIG_FILE", &self.config)
+            .env("WKG_CACHE_DIR", &self.cache);
+        command
+    }
+
+    /// The WIT package of `source` (one package's file), built by `wkg wit build` in
+    /// `folder` (the file copied to its `wit/`): `folder/package.wasm`.
+    async fn build_package(&self, folder: &Path, source: &Path) -> PathBuf {
+        let wit = folder.join("wit");
+        std::fs::create_dir_all(&wit).unwrap();
+        std::fs::copy(source, wit.join("package.wit")).unwrap();
+        let package = folder.join("package.wasm");
+        run(
+            self.command()
+                .current_dir(folder)
+                .args(["wit", "build", "--output"])
+                .arg(&package),
+            &format!("wkg wit build of {}", source.display()),
+        )
+        .await;
+        package
+    }
 }
 
 #[tokio::test]
@@ -101,12 +98,12 @@ async fn the_contracts_published_to_an_oci_registry_are_fetched_back_by_a_consum
         "{REGISTRY_BINARY} is missing: apt-get install docker-registry (scripts/test-deps.sh)"
     );
     let started = Instant::now();
-    let installed = run(
+    let binary = path_printed_by(
         Command::new("bash").arg(workspace().join("tools/wkg/install.sh")),
         "tools/wkg/install.sh",
     )
-    .await;
-    let binary = printed_path(&installed);
+    .await
+    .unwrap();
     eprintln!(
         "wit_packages: wkg at {} after {:.1?}",
         binary.display(),
@@ -118,7 +115,11 @@ async fn the_contracts_published_to_an_oci_registry_are_fetched_back_by_a_consum
     // Not `wkg.toml`: wkg reads a file of that name in its folder as a project manifest.
     let config = dir.path().join("wkg-config.toml");
     std::fs::write(&config, wkg_config(&registry.address)).unwrap();
-    let cache = dir.path().join("cache");
+    let wkg = Wkg {
+        binary,
+        config,
+        cache: dir.path().join("cache"),
+    };
 
     // Publish: each package built from a folder holding only its file (`wkg wit build`
     // resolves its `kg:` dependencies from the registry and pins them in the folder's
@@ -126,16 +127,11 @@ async fn the_contracts_published_to_an_oci_registry_are_fetched_back_by_a_consum
     let published = Instant::now();
     for (name, file) in PACKAGES {
         let folder = dir.path().join("packages").join(name.replace(':', "-"));
-        let package = build_package(
-            &binary,
-            &config,
-            &cache,
-            &folder,
-            &workspace().join("wit").join(file),
-        )
-        .await;
+        let package = wkg
+            .build_package(&folder, &workspace().join("wit").join(file))
+            .await;
         let output = run(
-            wkg(&binary, &config, &cache)
+            wkg.command()
                 .current_dir(&folder)
                 .arg("publish")
                 .arg(&package),
@@ -159,7 +155,8 @@ async fn the_contracts_published_to_an_oci_registry_are_fetched_back_by_a_consum
     // 0.2.0. (wkg checks worlds only, so a package of interfaces alone, such as kg:types,
     // is not checked by it: crates/kg-wit/tests/versions.rs is the gate for those.)
     let types = dir.path().join("packages/kg-types");
-    let again = wkg(&binary, &config, &cache)
+    let again = wkg
+        .command()
         .current_dir(&types)
         .arg("publish")
         .arg(types.join("package.wasm"))
@@ -184,8 +181,9 @@ async fn the_contracts_published_to_an_oci_registry_are_fetched_back_by_a_consum
     let breaking = dir.path().join("packages/kg-agent-breaking");
     let source = dir.path().join("worlds-0.1.1.wit");
     std::fs::write(&source, broken).unwrap();
-    let package = build_package(&binary, &config, &cache, &breaking, &source).await;
-    let refused = wkg(&binary, &config, &cache)
+    let package = wkg.build_package(&breaking, &source).await;
+    let refused = wkg
+        .command()
         .current_dir(&breaking)
         .arg("publish")
         .arg(&package)
@@ -222,7 +220,7 @@ async fn the_contracts_published_to_an_oci_registry_are_fetched_back_by_a_consum
     // interface, read through wkg.
     let fetched = dir.path().join("query-tools@0.1.0.wasm");
     run(
-        wkg(&binary, &config, &cache)
+        wkg.command()
             .arg("get")
             .arg("kg:query-tools@0.1.0")
             .arg("--output")
@@ -235,17 +233,17 @@ async fn the_contracts_published_to_an_oci_registry_are_fetched_back_by_a_consum
 
     // The consumer build: the extension against the contracts wkg fetches.
     let built = Instant::now();
-    let output = run(
+    let component = path_printed_by(
         Command::new("bash")
             .arg(workspace().join("examples/query-tools-extension/build.sh"))
             .arg("registry")
-            .env("WKG", &binary)
-            .env("WKG_CONFIG_FILE", &config)
+            .env("WKG", &wkg.binary)
+            .env("WKG_CONFIG_FILE", &wkg.config)
             .env("WKG_CACHE_DIR", dir.path().join("consumer-cache")),
         "examples/query-tools-extension/build.sh registry",
     )
-    .await;
-    let component = printed_path(&output);
+    .await
+    .unwrap();
     let size = std::fs::metadata(&component).unwrap().len();
     eprintln!(
         "wit_packages: the consumer build made {} ({size} bytes) in {:.1?}",
@@ -269,15 +267,16 @@ async fn the_contracts_published_to_an_oci_registry_are_fetched_back_by_a_consum
     );
     // And the contracts it fetched are ours: the component is the one built against
     // wit/deps/ directly, byte for byte (the WIT is embedded in it).
-    let local = run(
+    let local = path_printed_by(
         Command::new("bash")
             .arg(workspace().join("examples/query-tools-extension/build.sh"))
             .arg("local"),
         "examples/query-tools-extension/build.sh local",
     )
-    .await;
+    .await
+    .unwrap();
     assert!(
-        std::fs::read(printed_path(&local)).unwrap() == std::fs::read(&component).unwrap(),
+        std::fs::read(local).unwrap() == std::fs::read(&component).unwrap(),
         "the component built against the registry's contracts differs from the one built against wit/deps/"
     );
     eprintln!("wit_packages: done in {:.1?}", started.elapsed());
