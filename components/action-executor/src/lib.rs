@@ -389,7 +389,12 @@ impl Guest for ActionExecutor {
 fn ensure_indexes_now() -> Result<Vec<String>, Error> {
     let catalog = catalog::catalog()?;
     let client = client()?;
-    let run = |statement: &str| client.run(statement, Default::default(), AccessMode::Write);
+    // Every statement is `IF NOT EXISTS` or `IF EXISTS`, so running one again is safe.
+    // Concurrent set-ups meet in the schema's locks: Neo4j breaks their deadlocks by
+    // refusing one (a transient error), which is retried.
+    let run = |statement: &str| {
+        retry::with_retries(|_| client.run_schema(statement)).map_err(|exhausted| exhausted.error)
+    };
     let mut ran = Vec::new();
     for statement in kg_actions::catalog::index_statements(&catalog) {
         run(&statement).map_err(graph_error)?;
@@ -397,15 +402,21 @@ fn ensure_indexes_now() -> Result<Vec<String>, Error> {
     }
     let mut broken = Vec::new();
     for key in kg_actions::catalog::unique_keys() {
-        if run(&key.constraint).is_ok() {
-            ran.push(key.constraint);
-            continue;
+        match run(&key.constraint) {
+            Ok(_) => {
+                ran.push(key.constraint);
+                continue;
+            }
+            // Still losing to concurrent set-ups: no sign of a legacy index or duplicates.
+            Err(e) if e.is_retryable() => return Err(graph_error(e)),
+            Err(_) => {}
         }
         // Refused: most likely the plain index an earlier version created on the property.
         let migrated = run(&key.drop_legacy_index).and_then(|_| run(&key.constraint));
         ran.push(key.drop_legacy_index.clone());
         match migrated {
             Ok(_) => ran.push(key.constraint),
+            Err(e) if e.is_retryable() => return Err(graph_error(e)),
             Err(e) => {
                 // Duplicates already in the graph: keep lookups indexed and say which key.
                 let _ = run(&key.legacy_index);

@@ -90,14 +90,14 @@ pub fn ingest<T: Transport, E: Embed>(
     // Schema changes cannot share a transaction with data changes in Neo4j.
     let dimensions = embeddings.as_ref().and_then(|v| v.first()).map(Vec::len);
     ensure_document_key(graph, &mut warnings);
-    if let Err(e) = graph.run(&schema::chunk_key_ddl(), Map::new(), AccessMode::Write) {
+    if let Err(e) = create_schema(graph, &schema::chunk_key_ddl()) {
         warnings.push(format!("could not create the unique key on chunk ids: {e}"));
     }
     let mut ddl = schema::lookup_index_ddl().to_vec();
     ddl.push(schema::fulltext_index_ddl());
     ddl.extend(dimensions.map(schema::vector_index_ddl));
     for statement in ddl {
-        if let Err(e) = graph.run(&statement, Map::new(), AccessMode::Write) {
+        if let Err(e) = create_schema(graph, &statement) {
             warnings.push(format!("could not create a search index: {e}"));
         }
     }
@@ -209,12 +209,26 @@ pub fn delete<T: Transport>(graph: &Client<T>, id: &str) -> Result<bool, Error> 
     .map_err(|e| retry::write_error("deleting the document failed", &e))
 }
 
+/// Runs one schema command (all are `IF NOT EXISTS` or `IF EXISTS`, so safe to repeat).
+/// Concurrent first ingests create the same indexes at once: the race for one rule is the
+/// client's to settle (`run_schema`), and the deadlocks Neo4j breaks between them are
+/// retried like any lost write.
+fn create_schema<T: Transport>(
+    graph: &Client<T>,
+    statement: &str,
+) -> Result<QueryResult, Neo4jError> {
+    retry::with_retries(
+        || graph.run_schema(statement),
+        |n, e| retry::sleep("creating the search schema", n, e),
+    )
+}
+
 /// The unique key on document ids ([`schema::DOCUMENT_KEY`]). Neo4j refuses it while the
 /// plain index of earlier versions exists: that index is dropped and the key created
 /// again; if the key still cannot be created, the plain index is kept and the report says
 /// that concurrent first ingests of one id are not guarded.
 fn ensure_document_key<T: Transport>(graph: &Client<T>, warnings: &mut Vec<String>) {
-    let run = |statement: String| graph.run(&statement, Map::new(), AccessMode::Write);
+    let run = |statement: String| create_schema(graph, &statement);
     if run(schema::document_key_ddl()).is_ok() {
         return;
     }

@@ -181,6 +181,22 @@ impl<T: Transport> Client<T> {
         result
     }
 
+    /// Runs one schema command (`CREATE INDEX|CONSTRAINT … IF NOT EXISTS`, `DROP … IF
+    /// EXISTS`) in its own transaction. `IF NOT EXISTS` is not atomic in Neo4j: two
+    /// transactions creating the same rule at once can both pass the check, and the second
+    /// to commit is refused (see [`Neo4jError::is_schema_creation_race`]). The command is
+    /// then run again, once the winner's rule is visible, so concurrent set-ups (two
+    /// instances starting, two admins) all succeed; a refusal that is not that race, or
+    /// that survives the second attempt, is returned.
+    pub fn run_schema(&self, statement: &str) -> Result<QueryResult, Neo4jError> {
+        match self.run(statement, Map::new(), AccessMode::Write) {
+            Err(e) if e.is_schema_creation_race() => {
+                self.run(statement, Map::new(), AccessMode::Write)
+            }
+            other => other,
+        }
+    }
+
     fn run_unrecorded(
         &self,
         statement: &str,

@@ -40,6 +40,14 @@ pub const TOO_EXPENSIVE: [&str; 4] = [
     "Neo.ClientError.General.TransactionOutOfMemoryError",
 ];
 
+/// Neo4j status codes of a schema command whose index or constraint already exists: the
+/// same rule (`EquivalentSchemaRuleAlreadyExists`) or one of the same name.
+pub const SCHEMA_ALREADY_EXISTS: [&str; 3] = [
+    "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+    "Neo.ClientError.Schema.IndexAlreadyExists",
+    "Neo.ClientError.Schema.ConstraintAlreadyExists",
+];
+
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{}{message}", code.as_deref().map(|c| format!("{c}: ")).unwrap_or_default())]
 pub struct Neo4jError {
@@ -99,6 +107,16 @@ impl Neo4jError {
             c == "Neo.ClientError.Schema.ConstraintValidationFailed"
                 || c == "Neo.ClientError.Schema.ConstraintCreationFailed"
         })
+    }
+
+    /// True when a schema command lost a race: another transaction created the same index
+    /// or constraint between this one's `IF NOT EXISTS` check and its commit (Neo4j checks
+    /// the name and the schema before it takes the schema lock; neo4j/neo4j#6823). The
+    /// rule the command asked for exists, and running it again answers "nothing to do".
+    pub fn is_schema_creation_race(&self) -> bool {
+        self.code
+            .as_deref()
+            .is_some_and(|c| SCHEMA_ALREADY_EXISTS.contains(&c))
     }
 
     /// True when retrying the same request may succeed: transient server states,

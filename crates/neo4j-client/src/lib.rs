@@ -19,7 +19,7 @@ pub use client::{
     parse_run_response,
 };
 pub use config::{Auth, AuthConfigError, Config};
-pub use error::{ErrorKind, Neo4jError, TOO_EXPENSIVE};
+pub use error::{ErrorKind, Neo4jError, SCHEMA_ALREADY_EXISTS, TOO_EXPENSIVE};
 pub use kg_url::Url;
 pub use notifications::{Notification, Position};
 pub use telemetry::{

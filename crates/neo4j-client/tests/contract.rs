@@ -634,6 +634,43 @@ fn time_and_memory_limits_are_too_expensive_and_not_retryable() {
     );
 }
 
+/// A schema command that lost the `IF NOT EXISTS` race to a concurrent one is run again
+/// and answers like the no-op it is; any other refusal is returned after one attempt.
+#[test]
+fn a_schema_command_that_lost_the_creation_race_is_run_again() {
+    let ddl = "CREATE INDEX i IF NOT EXISTS FOR (n:A) ON (n.id)";
+    for code in SCHEMA_ALREADY_EXISTS {
+        let race =
+            json!({"errors": [{"code": code, "message": "An equivalent index already exists"}]});
+        let fake = Fake::default()
+            .answer(400, PLAIN, &race.to_string())
+            .answer(202, PLAIN, &golden("run_plain.json"));
+        client(&fake)
+            .run_schema(ddl)
+            .expect("the second attempt's answer");
+        let requests = fake.requests.borrow();
+        assert_eq!(requests.len(), 2, "{code}");
+        assert_eq!(body_of(&requests[1])["statement"], ddl);
+        assert_eq!(body_of(&requests[1])["accessMode"], "WRITE");
+    }
+
+    // The race twice in a row is not a race any more: the second refusal is the answer.
+    let race = json!({"errors": [{"code": SCHEMA_ALREADY_EXISTS[0], "message": "exists"}]});
+    let fake = Fake::default()
+        .answer(400, PLAIN, &race.to_string())
+        .answer(400, PLAIN, &race.to_string());
+    let e = client(&fake).run_schema(ddl).unwrap_err();
+    assert!(e.is_schema_creation_race());
+    assert_eq!(fake.requests.borrow().len(), 2);
+
+    // Data that breaks a new constraint is no race: one attempt.
+    let broken = json!({"errors": [{"code": "Neo.ClientError.Schema.ConstraintCreationFailed", "message": "duplicates"}]});
+    let fake = Fake::default().answer(400, PLAIN, &broken.to_string());
+    let e = client(&fake).run_schema(ddl).unwrap_err();
+    assert!(e.is_constraint_violation() && !e.is_schema_creation_race());
+    assert_eq!(fake.requests.borrow().len(), 1);
+}
+
 /// `PROFILE` answers carry the measured plan.
 #[test]
 fn a_profiled_plan_is_kept() {
