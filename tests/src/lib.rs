@@ -149,23 +149,29 @@ pub struct Stack {
 }
 
 impl Stack {
+    /// `manifest` served on `graph` with the graph's variables and `extra`, its key-value
+    /// store in `dir` (which a test's own manifest may live in too).
+    pub async fn serve(
+        manifest: &Path,
+        graph: Graph,
+        dir: tempfile::TempDir,
+        extra: &[(&str, String)],
+    ) -> Result<Stack> {
+        let mut variables: Vec<(&str, String)> = graph.variables();
+        variables.extend(extra.iter().cloned());
+        let host = AppHost::start(manifest, &dir.path().join("kv.db"), &variables).await?;
+        Ok(Stack { graph, host, dir })
+    }
+
     /// With extra variables (e.g. an LLM stub's), on top of the graph's.
     pub async fn start_with(extra: &[(&str, String)]) -> Result<Stack> {
         let graph = Graph::start().await?;
-        let dir = tempfile::tempdir()?;
-        let mut variables: Vec<(&str, String)> = graph.variables();
-        variables.extend(extra.iter().cloned());
-        let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables).await?;
-        Ok(Stack { graph, host, dir })
+        Stack::serve(&app_manifest(), graph, tempfile::tempdir()?, extra).await
     }
 
     /// On a given graph (e.g. a devgraph started with flags), with extra variables.
     pub async fn start_with_graph(graph: Graph, extra: &[(&str, String)]) -> Result<Stack> {
-        let dir = tempfile::tempdir()?;
-        let mut variables: Vec<(&str, String)> = graph.variables();
-        variables.extend(extra.iter().cloned());
-        let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables).await?;
-        Ok(Stack { graph, host, dir })
+        Stack::serve(&app_manifest(), graph, tempfile::tempdir()?, extra).await
     }
 
     /// The chat suites' stack: the demo graph, the variables of the stubs in `stubs` (an
@@ -184,15 +190,7 @@ impl Stack {
     }
 
     pub async fn start() -> Result<Stack> {
-        let graph = Graph::start().await?;
-        let dir = tempfile::tempdir()?;
-        let host = AppHost::start(
-            &app_manifest(),
-            &dir.path().join("kv.db"),
-            &graph.variables(),
-        )
-        .await?;
-        Ok(Stack { graph, host, dir })
+        Stack::start_with(&[]).await
     }
 }
 

@@ -13,17 +13,16 @@
 use kg_e2e::added_tool::manifest_with_extension;
 use kg_e2e::auth::ADMIN;
 use kg_e2e::llm_stub::{ScriptedLlm, call, text};
-use kg_e2e::{AppHost, Graph, mcp};
+use kg_e2e::{Graph, Stack, mcp};
 use serde_json::{Value, json};
 use std::time::Instant;
 
 const TOOL: &str = "supplier_order_totals";
 
+/// The app serving the manifest with the extension (`stack.dir` holds both).
 struct Extended {
-    host: AppHost,
-    graph: Graph,
+    stack: Stack,
     llm: ScriptedLlm,
-    _dir: tempfile::TempDir,
 }
 
 /// SUP-001's orders per status, `(status, orders, amount)`, asked of the graph directly.
@@ -75,17 +74,10 @@ async fn a_tool_added_by_a_separate_component_is_listed_and_called_by_the_agent(
     );
     let graph = Graph::start().await.unwrap();
     let llm = ScriptedLlm::start().await;
-    let mut variables = graph.variables();
-    variables.extend(llm.variables());
-    let host = AppHost::start(&manifest, &dir.path().join("kv.db"), &variables)
+    let stack = Stack::serve(&manifest, graph, dir, &llm.variables())
         .await
         .unwrap();
-    let app = Extended {
-        host,
-        graph,
-        llm,
-        _dir: dir,
-    };
+    let app = Extended { stack, llm };
 
     the_tool_is_listed_after_ours(&app).await;
     the_tool_answers_from_the_graph_and_refuses_bad_arguments(&app).await;
@@ -94,13 +86,13 @@ async fn a_tool_added_by_a_separate_component_is_listed_and_called_by_the_agent(
     an_mcp_client_finds_and_calls_the_tool(&app).await;
     eprintln!(
         "added_tool: on {} in {:.1?} (build, plug, start and requests)",
-        app.host.kind.name(),
+        app.stack.host.kind.name(),
         started.elapsed()
     );
 }
 
 async fn the_tool_is_listed_after_ours(app: &Extended) {
-    let (status, listed) = app.host.get("/tools").await.unwrap();
+    let (status, listed) = app.stack.host.get("/tools").await.unwrap();
     assert_eq!(status, 200, "{listed}");
     let tools = listed["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -123,7 +115,7 @@ async fn the_tool_is_listed_after_ours(app: &Extended) {
         "{added}"
     );
 
-    let (_, health) = app.host.get("/health").await.unwrap();
+    let (_, health) = app.stack.host.get("/health").await.unwrap();
     let query_tools = health["components"]
         .as_array()
         .unwrap()
@@ -146,12 +138,13 @@ async fn the_tool_is_listed_after_ours(app: &Extended) {
 async fn the_tool_answers_from_the_graph_and_refuses_bad_arguments(app: &Extended) {
     let path = format!("/tools/{TOOL}");
     let (status, r) = app
+        .stack
         .host
         .send("POST", &path, r#"{"supplier_id": "SUP-001"}"#)
         .await
         .unwrap();
     assert_eq!(status, 200, "{r}");
-    assert_true_totals(&r["data"], &truth(&app.graph).await);
+    assert_true_totals(&r["data"], &truth(&app.stack.graph).await);
     assert!(
         r["summary"]
             .as_str()
@@ -178,7 +171,7 @@ async fn the_tool_answers_from_the_graph_and_refuses_bad_arguments(app: &Extende
             "no supplier has the id `SUP-999`",
         ),
     ] {
-        let (got, r) = app.host.send("POST", &path, body).await.unwrap();
+        let (got, r) = app.stack.host.send("POST", &path, body).await.unwrap();
         assert_eq!(got, status, "{body}: {r}");
         assert!(r.to_string().contains(words), "{body}: {r}");
     }
@@ -186,6 +179,7 @@ async fn the_tool_answers_from_the_graph_and_refuses_bad_arguments(app: &Extende
 
 async fn our_tools_still_answer_through_the_wrapper(app: &Extended) {
     let (status, r) = app
+        .stack
         .host
         .send("POST", "/tools/get_node_statistics", "{}")
         .await
@@ -193,6 +187,7 @@ async fn our_tools_still_answer_through_the_wrapper(app: &Extended) {
     assert_eq!(status, 200, "{r}");
     assert!(!r["data"]["labels"].as_array().unwrap().is_empty(), "{r}");
     let (status, r) = app
+        .stack
         .host
         .send(
             "POST",
@@ -214,6 +209,7 @@ async fn the_agent_offers_the_tool_to_the_llm_and_runs_its_call(app: &Extended) 
         text("ACME Industrial (SUP-001) has 24 purchase orders."),
     ]);
     let (status, r) = app
+        .stack
         .host
         .send(
             "POST",
@@ -255,7 +251,7 @@ async fn the_agent_offers_the_tool_to_the_llm_and_runs_its_call(app: &Extended) 
 /// An MCP client (the official Python SDK) finds the tool in `tools/list` and calls it.
 async fn an_mcp_client_finds_and_calls_the_tool(app: &Extended) {
     let report = mcp::session(
-        &app.host,
+        &app.stack.host,
         ADMIN,
         &json!([
             {"op": "list_tools"},
@@ -269,5 +265,8 @@ async fn an_mcp_client_finds_and_calls_the_tool(app: &Extended) {
     assert!(listed.iter().any(|t| t["name"] == TOOL), "{}", results[0]);
     let called = &results[1];
     assert_eq!(called["isError"], false, "{called}");
-    assert_true_totals(&called["structured"]["data"], &truth(&app.graph).await);
+    assert_true_totals(
+        &called["structured"]["data"],
+        &truth(&app.stack.graph).await,
+    );
 }

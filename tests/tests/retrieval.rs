@@ -2,7 +2,7 @@
 //! deterministic embeddings stub: ingest, re-ingest, list, delete, hybrid scores and ranks,
 //! filters, and each degradation path.
 
-use kg_e2e::{AppHost, Graph, Stack, app_manifest, embedding_stub};
+use kg_e2e::{AppHost, Graph, Stack, embedding_stub};
 use serde_json::{Value, json};
 
 /// An empty graph and devhost pointed at it and at `llm_origin`.
@@ -11,15 +11,12 @@ async fn stack(llm_origin: &str) -> Stack {
 }
 
 async fn stack_on(graph: Graph, llm_origin: &str) -> Stack {
-    let dir = tempfile::tempdir().unwrap();
-    let mut variables = graph.variables();
-    variables.push(("llm_origin", llm_origin.to_string()));
-    variables.push(("llm_base_path", "/v1".to_string()));
-    variables.push(("embedding_model", "stub-embedding".to_string()));
-    let host = AppHost::start(&app_manifest(), &dir.path().join("kv.db"), &variables)
-        .await
-        .unwrap();
-    Stack { graph, host, dir }
+    let variables = [
+        ("llm_origin", llm_origin.to_string()),
+        ("llm_base_path", "/v1".to_string()),
+        ("embedding_model", "stub-embedding".to_string()),
+    ];
+    Stack::start_with_graph(graph, &variables).await.unwrap()
 }
 
 async fn post(host: &AppHost, path: &str, body: Value) -> (u16, Value) {

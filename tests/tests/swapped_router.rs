@@ -17,7 +17,7 @@
 
 use kg_e2e::llm_stub::{ScriptedLlm, call, text};
 use kg_e2e::swapped_router::{manifest_with_router, python_router};
-use kg_e2e::{AppHost, Graph, auth, events, sse};
+use kg_e2e::{Graph, Stack, auth, events, sse};
 use serde_json::{Value, json};
 use std::time::Instant;
 
@@ -25,15 +25,15 @@ use std::time::Instant;
 const PYTHON: &str = "python-rules: ";
 
 /// The app served with the Python router, and what the tests drive it with.
+/// The app serving the manifest with the Python router (`stack.dir` holds both).
 struct Swapped {
-    host: AppHost,
-    graph: Graph,
+    stack: Stack,
     llm: ScriptedLlm,
-    _dir: tempfile::TempDir,
 }
 
 async fn chat(app: &Swapped, body: Value) -> Value {
     let (status, r) = app
+        .stack
         .host
         .send("POST", "/chat", &body.to_string())
         .await
@@ -44,7 +44,7 @@ async fn chat(app: &Swapped, body: Value) -> Value {
 
 /// The events of one `/chat/stream` request, checked against docs/events.schema.json.
 async fn stream(app: &Swapped, body: Value) -> Vec<Value> {
-    let response = kg_e2e::chat_client::stream(&app.host.url, auth::ADMIN, &body)
+    let response = kg_e2e::chat_client::stream(&app.stack.host.url, auth::ADMIN, &body)
         .send()
         .await
         .unwrap();
@@ -82,23 +82,16 @@ async fn a_python_router_swapped_in_through_spin_toml_makes_the_decisions() {
     let manifest = manifest_with_router(dir.path(), &router).unwrap();
     let graph = Graph::start().await.unwrap();
     let llm = ScriptedLlm::start().await;
-    let mut variables = graph.variables();
-    variables.extend(llm.variables());
     let host_started = Instant::now();
-    let host = AppHost::start(&manifest, &dir.path().join("kv.db"), &variables)
+    let stack = Stack::serve(&manifest, graph, dir, &llm.variables())
         .await
         .unwrap();
     eprintln!(
         "swapped_router: {} serves the swapped manifest after {:.1?}",
-        host.kind.name(),
+        stack.host.kind.name(),
         host_started.elapsed()
     );
-    let app = Swapped {
-        host,
-        graph,
-        llm,
-        _dir: dir,
-    };
+    let app = Swapped { stack, llm };
 
     the_router_status_is_the_python_one(&app).await;
     a_word_without_keyword_is_a_clarification_without_any_llm_call(&app).await;
@@ -107,14 +100,14 @@ async fn a_python_router_swapped_in_through_spin_toml_makes_the_decisions() {
     a_refusal_of_the_router_becomes_the_dispatchers_fallback(&app).await;
     eprintln!(
         "swapped_router: on {} in {:.1?} (build, start and turns)",
-        app.host.kind.name(),
+        app.stack.host.kind.name(),
         started.elapsed()
     );
 }
 
 /// `GET /health` asks the router for its status over WIT: the Python one answers.
 async fn the_router_status_is_the_python_one(app: &Swapped) {
-    let (_, health) = app.host.get("/health").await.unwrap();
+    let (_, health) = app.stack.host.get("/health").await.unwrap();
     let router = health["components"]
         .as_array()
         .unwrap()
@@ -198,6 +191,7 @@ async fn a_graph_question_reaches_the_query_tools_and_is_answered(app: &Swapped)
     let messages = requests[0]["messages"].as_array().unwrap();
     assert_eq!(messages.last().unwrap()["content"], question);
     let truth = app
+        .stack
         .graph
         .query("MATCH (s:Supplier)-[:SUPPLIES]->(:Product)-[:COMPONENT_OF]->(:Product {id: 'PRD-036'}) RETURN DISTINCT s.name")
         .await
@@ -213,6 +207,7 @@ async fn a_graph_question_reaches_the_query_tools_and_is_answered(app: &Swapped)
 /// proves the Python router's `action` is the one the agent acted on.
 async fn an_action_request_streams_its_plan_execution_and_report(app: &Swapped) {
     let ids: Vec<String> = app
+        .stack
         .graph
         .query("MATCH (o:PurchaseOrder)-[:PLACED_WITH]->(:Supplier {id: 'SUP-001'}) RETURN o.id ORDER BY o.id")
         .await
