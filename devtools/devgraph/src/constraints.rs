@@ -490,7 +490,7 @@ pub fn run(session: &Session, ddl: &Ddl) -> Result<Done, Neo4jError> {
 fn run_checked(session: &Session, ddl: &Ddl, check_indexes: bool) -> Result<Done, Neo4jError> {
     match ddl {
         Ddl::ShowIndexes { kind, rest } => {
-            let (statement, rows) = crate::schema_rules::show(session, *kind, rest)?;
+            let (statement, rows) = crate::schema_rules::show(session, *kind, rest, Vec::new())?;
             return Ok(Done::Show { statement, rows });
         }
         Ddl::CreateIndex(create) => {

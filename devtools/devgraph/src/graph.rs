@@ -104,6 +104,8 @@ pub struct Graph {
     /// Where constraint DDL saves the constraints (with `--data`), see
     /// [`crate::constraints::save`].
     pub constraints_file: Option<std::path::PathBuf>,
+    /// Neo4j's full-text indexes, which devgraph keeps itself.
+    pub fulltext: crate::fulltext::Fulltext,
 }
 
 impl Graph {
@@ -121,6 +123,7 @@ impl Graph {
             bookmarks: Bookmarks::new(nonce, DEFAULT_BOOKMARK_TIMEOUT),
             requests: Requests::default(),
             constraints_file: None,
+            fulltext: crate::fulltext::Fulltext::default(),
         }
     }
 
@@ -464,6 +467,13 @@ fn execute(
 ) -> Result<(Json, bool), Neo4jError> {
     let format = shape.format;
     if let Some(planned) = crate::explain::explained(statement) {
+        // Planned as it would run: with devgraph's element ids (and their seeks).
+        if let Some(rewritten) = crate::element_ids::rewrite(planned, parameters) {
+            let mut parameters = parameters.clone();
+            parameters.extend(rewritten.parameters);
+            return crate::explain::answer(session, &rewritten.statement, &parameters)
+                .map(|b| (b, false));
+        }
         return crate::explain::answer(session, planned, parameters).map(|b| (b, false));
     }
     if let Some(profiled) = crate::explain::profiled(statement) {
@@ -486,16 +496,36 @@ fn execute(
         return answer.map(|b| (b, false));
     }
     let mut parameters = std::borrow::Cow::Borrowed(parameters);
+    // Full-text index DDL, DROP INDEX, and other indexes named as a full-text one.
+    if let Some(changed) = crate::fulltext::ddl(
+        &graph.fulltext,
+        session,
+        statement,
+        &parameters,
+        mode == AccessMode::Read,
+    )? {
+        let mut body = json!({"data": {"fields": [], "values": []}});
+        if shape.include_counters {
+            body["counters"] = counters_json(&NoCounters, 0, 0);
+        }
+        return Ok((body, changed));
+    }
     // Rows devgraph computes itself (procedures Grafeo lacks, SHOW CONSTRAINTS), answered
     // by a statement over them so YIELD / WHERE / RETURN after the call work.
     let mut computed: Option<(String, Json)> = None;
     // A plain CREATE INDEX that Neo4j's schema rules let through, as Grafeo's DDL.
     let mut checked_ddl: Option<String> = None;
     match crate::constraints::parse(statement)? {
-        Some(
-            ddl @ (crate::constraints::Ddl::Show { .. }
-            | crate::constraints::Ddl::ShowIndexes { .. }),
-        ) => {
+        Some(crate::constraints::Ddl::ShowIndexes { kind, rest }) => {
+            let full_text = graph
+                .fulltext
+                .list()
+                .iter()
+                .map(crate::fulltext::FulltextIndex::show_row)
+                .collect();
+            computed = Some(crate::schema_rules::show(session, kind, &rest, full_text)?);
+        }
+        Some(ddl @ crate::constraints::Ddl::Show { .. }) => {
             if let crate::constraints::Done::Show { statement, rows } =
                 crate::constraints::run(session, &ddl)?
             {
@@ -535,6 +565,16 @@ fn execute(
         }
         None => {}
     }
+    if let Some((name, _)) = crate::schema::called(statement)
+        && name.eq_ignore_ascii_case("db.awaitIndexes")
+    {
+        // devgraph's indexes are online from the moment they are created.
+        let mut body = json!({"data": {"fields": [], "values": []}});
+        if shape.include_counters {
+            body["counters"] = counters_json(&NoCounters, 0, 0);
+        }
+        return Ok((body, false));
+    }
     if computed.is_none()
         && let Some((name, rest)) = crate::schema::called(statement)
     {
@@ -568,9 +608,19 @@ fn execute(
     }
     let statement = computed.as_ref().map_or(statement, |(s, _)| s.as_str());
     let statement = checked_ddl.as_deref().unwrap_or(statement);
-    // Neo4j's vector and full-text index DDL and procedures, on Grafeo's own indexes.
-    let rewritten = crate::indexes::rewrite(session, statement, &parameters)?;
+    // Neo4j's vector index DDL, and the vector and full-text index procedures.
+    let rewritten = crate::indexes::rewrite(graph, session, statement, &mut parameters)?;
     let statement = rewritten.as_deref().unwrap_or(statement);
+    // Neo4j-shaped element ids (`4:devgraph:<id>`), and seeks by them.
+    let with_element_ids = crate::element_ids::rewrite(statement, &parameters);
+    if let Some(rewritten) = &with_element_ids {
+        parameters
+            .to_mut()
+            .extend(rewritten.parameters.iter().cloned());
+    }
+    let statement = with_element_ids
+        .as_ref()
+        .map_or(statement, |r| r.statement.as_str());
     if mode == AccessMode::Read
         && session
             .statement_writes(statement, "cypher")
@@ -580,7 +630,8 @@ fn execute(
     }
     let mut params: HashMap<String, grafeo::Value> = HashMap::with_capacity(parameters.len());
     for (name, value) in parameters.iter() {
-        let value = if shape.typed_parameters && name != crate::schema::ROWS_PARAMETER {
+        // devgraph's own parameters (`__devgraph_…`) are plain JSON.
+        let value = if shape.typed_parameters && !name.starts_with("__devgraph_") {
             let temporal = |function: &str, text: &str| typed_temporal(session, function, text);
             from_typed_json(value, &temporal).map_err(|why| {
                 Neo4jError::bad_request(format!("The typed parameter `{name}` is invalid: {why}"))
@@ -631,7 +682,16 @@ fn execute(
         return Err(out_of_memory());
     }
     let changed = result.counters.contains_updates();
-    let mut body = json!({"data": {"fields": result.columns, "values": values}});
+    let fields: Vec<String> = if with_element_ids.is_some() {
+        result
+            .columns
+            .iter()
+            .map(|c| crate::element_ids::column_name(c))
+            .collect()
+    } else {
+        result.columns.clone()
+    };
+    let mut body = json!({"data": {"fields": fields, "values": values}});
     if shape.include_counters {
         body["counters"] = counters_json(&result.counters, 0, 0);
     }

@@ -140,6 +140,15 @@ async fn run(args: Args) -> Result<()> {
             .map_err(|e| anyhow::anyhow!("{e:?}"))
             .context("indexing the constrained properties")?;
         graph.constraints_file = Some(file);
+        // Full-text indexes are devgraph's own: saved beside the graph file too.
+        let mut name = path.as_os_str().to_owned();
+        name.push(".fulltext.json");
+        let file = PathBuf::from(name);
+        graph
+            .fulltext
+            .restore(&file)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("restoring the full-text indexes of {}", file.display()))?;
     }
     let mut server = Server::new(graph, &args.database, &args.user, &args.password);
     server.affinity_check = args.affinity_check;

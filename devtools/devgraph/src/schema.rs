@@ -153,7 +153,7 @@ fn dotted_name(text: &str) -> (String, &str) {
 }
 
 /// `a, b AS c` up to the first clause word after it: (column, alias) pairs and the rest.
-fn yield_items(text: &str) -> (Vec<(String, String)>, &str) {
+pub fn yield_items(text: &str) -> (Vec<(String, String)>, &str) {
     let mut items = Vec::new();
     let mut rest = text;
     loop {

@@ -299,13 +299,10 @@ fn lookup_rows() -> [Json; 2] {
     })
 }
 
-/// `SHOW [kind] INDEXES <rest>`: the statement over the rows, and the rows (sorted by
-/// name, numbered from 1 in that order).
-pub fn show(
-    session: &Session,
-    kind: Option<&str>,
-    rest: &str,
-) -> Result<(String, Json), Neo4jError> {
+/// Every index as `SHOW INDEXES` lists it: the token-lookup ones, Grafeo's, the
+/// constraints' and `extra` (devgraph's full-text indexes), sorted by name and numbered
+/// from 1 in that order.
+pub fn show_rows(session: &Session, extra: Vec<Json>) -> Result<Vec<Json>, Neo4jError> {
     let mut rows: Vec<Json> = lookup_rows().into_iter().collect();
     rows.extend(all_indexes(session)?.iter().map(|i| {
         json!({
@@ -322,11 +319,23 @@ pub fn show(
             "readCount": null,
         })
     }));
+    rows.extend(extra);
     rows.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     for (n, row) in rows.iter_mut().enumerate() {
         row["id"] = json!(n as i64 + 1);
     }
-    let rows: Vec<Json> = rows
+    Ok(rows)
+}
+
+/// `SHOW [kind] INDEXES <rest>`: the statement over the rows, and the rows (see
+/// [`show_rows`]; `extra`: devgraph's full-text indexes).
+pub fn show(
+    session: &Session,
+    kind: Option<&str>,
+    rest: &str,
+    extra: Vec<Json>,
+) -> Result<(String, Json), Neo4jError> {
+    let rows: Vec<Json> = show_rows(session, extra)?
         .into_iter()
         .filter(|row| kind.is_none_or(|k| row["type"] == k))
         .collect();
