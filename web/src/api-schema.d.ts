@@ -208,8 +208,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Find how two instances (by id or name) are connected: the shortest paths between them, up to max_depth relationships long
-         * @description Find how two instances (by id or name) are connected: the shortest paths between them, up to max_depth relationships long.
+         * Find how two instances are connected: the shortest paths between them, up to max_depth relationships long
+         * @description Find how two instances are connected: the shortest paths between them, up to max_depth relationships long. Each instance is its key value (e.g. "PO-0003"; add start_class or end_class when the value is not unique across classes), its caption (name), or an element_id from an earlier answer.
          */
         post: operations["callFindPathBetweenInstances"];
         delete?: never;
@@ -228,8 +228,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Show the instances connected to one instance (by id or name) within 1 to 3 hops, optionally only along some relationship types and in one direction
-         * @description Show the instances connected to one instance (by id or name) within 1 to 3 hops, optionally only along some relationship types and in one direction. Each neighbour comes with its `id` (its key: use it as `instance` here or as the entity id of an action; `name` for an instance without an id), its caption and its distance.
+         * Show the instances connected to one instance within 1 to 3 hops, optionally only along some relationship types and in one direction, and how many relationships of each type the instance has
+         * @description Show the instances connected to one instance within 1 to 3 hops, optionally only along some relationship types and in one direction, and how many relationships of each type the instance has. The instance is its key value (e.g. "PO-0003"; add class_name when the value is not unique across classes), its caption (name), or an element_id from an earlier answer. Each neighbour comes with its label, its key (also as a field of its own, e.g. `id`: use it as `instance` here or as the entity id of an action), its caption, its element_id and its distance. A node with many relationships answers its first `limit` paths and the counts.
          */
         post: operations["callGetInstanceNeighbors"];
         delete?: never;
@@ -248,8 +248,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * List instances of one class (label), optionally filtered by property conditions, with paging
-         * @description List instances of one class (label), optionally filtered by property conditions, with paging.
+         * List instances of one class (label), optionally filtered by property conditions, in key order, a page at a time: an answer cut at `limit` gives `next`, which the next call passes as `after`
+         * @description List instances of one class (label), optionally filtered by property conditions, in key order, a page at a time: an answer cut at `limit` gives `next`, which the next call passes as `after`.
          */
         post: operations["callGetInstancesByClass"];
         delete?: never;
@@ -348,8 +348,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Find entity instances whose name, id or any text property contains the search term (case-insensitive), best matches first: exact, then prefix, then contains
-         * @description Find entity instances whose name, id or any text property contains the search term (case-insensitive), best matches first: exact, then prefix, then contains.
+         * Find entity instances whose key, caption (name) or other text properties contain the search term (case-insensitive), best matches first: exact, then prefix, then contains
+         * @description Find entity instances whose key, caption (name) or other text properties contain the search term (case-insensitive), best matches first: exact, then prefix, then contains. Each match carries its label, its key (use it, with class_name when the value is not unique, as the instance of another tool) and its element_id.
          */
         post: operations["callSearchInstances"];
         delete?: never;
@@ -2159,8 +2159,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Id or exact name of the second instance. */
+                    /** @description Key value, caption (name) or element_id of the second instance. */
                     end: string;
+                    /** @description The second instance's class (label), when its key or name is not unique across classes. */
+                    end_class?: string | null;
                     /**
                      * @description Most paths to return.
                      * @default 3
@@ -2168,8 +2170,10 @@ export interface operations {
                     limit?: number | null;
                     /** @default 4 */
                     max_depth?: number | null;
-                    /** @description Id or exact name of the first instance. */
+                    /** @description Key value, caption (name) or element_id of the first instance. */
                     start: string;
+                    /** @description The first instance's class (label), when its key or name is not unique across classes. */
+                    start_class?: string | null;
                 };
             };
         };
@@ -2205,7 +2209,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The instance's class, to disambiguate a name. */
+                    /** @description The instance's class (label), when its key or name is not unique across classes. */
                     class_name?: string | null;
                     /**
                      * @default both
@@ -2214,7 +2218,7 @@ export interface operations {
                     direction?: "out" | "in" | "both" | null;
                     /** @default 1 */
                     hops?: number | null;
-                    /** @description The instance's id (e.g. "PO-0003") or exact name. */
+                    /** @description The instance's key value (e.g. "PO-0003"), its caption (name), or its element_id. */
                     instance: string;
                     /**
                      * @description Most paths to follow.
@@ -2257,6 +2261,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The `next` of the previous page: this page starts after it. */
+                    after?: string | number | null;
                     /** @description The class (label), e.g. "PurchaseOrder". */
                     class_name: string;
                     /** @description All must hold, e.g. [{"property": "status", "value": "approved"}, {"property": "amount", "op": "gt", "value": 5000}]. */
@@ -2272,8 +2278,6 @@ export interface operations {
                     }[] | null;
                     /** @default 25 */
                     limit?: number | null;
-                    /** @default 0 */
-                    offset?: number | null;
                 };
             };
         };

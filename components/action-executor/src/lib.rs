@@ -6,6 +6,7 @@ mod access;
 mod approvals;
 mod catalog;
 mod clock;
+mod graph_indexes;
 mod retry;
 mod runner;
 mod spec;
@@ -92,6 +93,12 @@ impl Guest for ActionExecutor {
                 detail: e.message,
             },
         };
+        let catalog_keys: Option<Vec<(String, String)>> = catalog::catalog().ok().map(|c| {
+            c.entities
+                .values()
+                .map(|e| (e.label.clone(), e.key.clone()))
+                .collect()
+        });
         kg_spin::status(
             "action-executor",
             env!("CARGO_PKG_VERSION"),
@@ -99,6 +106,7 @@ impl Guest for ActionExecutor {
                 kg_spin::configuration_check(kg_spin::NEO4J_VARIABLES),
                 kg_spin::graph_check(),
                 catalog,
+                kg_spin::graph_profile::check(None, catalog_keys.as_deref()),
             ],
         )
     }
@@ -396,7 +404,10 @@ fn ensure_indexes_now() -> Result<Vec<String>, Error> {
         retry::with_retries(|_| client.run_schema(statement)).map_err(|exhausted| exhausted.error)
     };
     let mut ran = Vec::new();
-    for statement in kg_actions::catalog::index_statements(&catalog) {
+    for statement in kg_actions::catalog::index_statements(&catalog)
+        .into_iter()
+        .chain([kg_actions::log::log_at_index_statement()])
+    {
         run(&statement).map_err(graph_error)?;
         ran.push(statement);
     }
@@ -424,6 +435,16 @@ fn ensure_indexes_now() -> Result<Vec<String>, Error> {
                 broken.push(format!("{}.{}: {e}", key.label, key.property));
             }
         }
+    }
+    // The graph tools' indexes, from the profile as the constraints now stand.
+    let declared = kg_spin::graph_profile::load()
+        .map_err(|e| Error::new(ErrorCode::Internal, e))?
+        .declared;
+    let profile_statements = retry::with_retries(|_| graph_indexes::statements(&client, &declared))
+        .map_err(|exhausted| graph_error(exhausted.error))?;
+    for statement in profile_statements {
+        run(&statement).map_err(graph_error)?;
+        ran.push(statement);
     }
     if broken.is_empty() {
         return Ok(ran);

@@ -34,8 +34,15 @@ fn session() -> Arc<Session> {
     match &*current {
         Some((started, session)) if started.elapsed() < SESSION_MAX_AGE => session.clone(),
         _ => {
+            let declared = kg_spin::graph_profile::load();
             let session = Arc::new(Session {
-                graph: kg_graph_tools::Session::new(),
+                graph: kg_graph_tools::Session::with_declared(
+                    declared
+                        .as_ref()
+                        .map(|l| l.declared.clone())
+                        .unwrap_or_default(),
+                ),
+                profile_error: declared.err(),
                 // The query tools only read: the reader's credentials when the deployment
                 // has one.
                 config: kg_spin::graph_config(kg_spin::GraphUser::Reader),
@@ -50,6 +57,9 @@ fn session() -> Arc<Session> {
 
 struct Session {
     graph: kg_graph_tools::Session,
+    /// A declared graph profile that does not parse: every tool call says so (with its
+    /// line) rather than run on a shape the deployment did not mean.
+    profile_error: Option<String>,
     config: Result<neo4j_client::Config, String>,
     /// How long one graph request may take (`neo4j_query_timeout_ms`).
     deadline: Duration,
@@ -69,9 +79,11 @@ impl Guest for QueryTools {
     }
 
     fn status() -> ComponentStatus {
+        let labels = graph_labels();
         let checks = vec![
             kg_spin::configuration_check(kg_spin::NEO4J_VARIABLES),
             kg_spin::graph_check(),
+            kg_spin::graph_profile::check(labels.as_deref(), None),
         ];
         kg_spin::status("query-tools", env!("CARGO_PKG_VERSION"), checks)
     }
@@ -100,6 +112,9 @@ impl Guest for QueryTools {
 
     fn call_tool(name: String, arguments: Json) -> Result<ToolResult, Error> {
         let session = session();
+        if let Some(e) = &session.profile_error {
+            return Err(Error::new(ErrorCode::Internal, e.clone()));
+        }
         let config = session
             .config
             .clone()
@@ -133,6 +148,26 @@ impl Guest for QueryTools {
             truncated: output.truncated,
         })
     }
+}
+
+/// The graph's labels, for the profile check's warnings; None when the graph does not
+/// answer (the graph check says why).
+fn graph_labels() -> Option<Vec<String>> {
+    let client = kg_spin::graph_client().ok()?;
+    let result = client
+        .run(
+            "CALL db.labels() YIELD label RETURN label LIMIT 1000",
+            Default::default(),
+            neo4j_client::AccessMode::Read,
+        )
+        .ok()?;
+    Some(
+        result
+            .rows
+            .iter()
+            .filter_map(|r| r.first()?.as_str().map(str::to_string))
+            .collect(),
+    )
 }
 
 export!(QueryTools);

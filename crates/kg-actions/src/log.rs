@@ -151,17 +151,25 @@ pub fn entries_statement(log_ids: &[String]) -> Statement {
 }
 
 /// READ: a page of entries, newest first; `cursor` is the last entry of the previous page.
+/// The page is read from the `at` index in descending order from the cursor on (set-up
+/// creates it: [`log_at_index_statement`]), so a page costs its own entries, not the
+/// whole log: the first page names no cursor at all (an `OR NOT $has_cursor` would keep
+/// the planner from using the index), and a later one is a range seek up to its `at`.
 pub fn page_statement(cursor: Option<(&str, &str)>, limit: u32) -> Statement {
     let mut params = Map::new();
-    let (at, id) = cursor.unwrap_or(("", ""));
-    params.insert("has_cursor".into(), json!(cursor.is_some()));
-    params.insert("at".into(), json!(at));
-    params.insert("id".into(), json!(id));
+    let range = match cursor {
+        Some((at, id)) => {
+            params.insert("at".into(), json!(at));
+            params.insert("id".into(), json!(id));
+            "log.`at` <= $at AND (log.`at` < $at OR log.`id` < $id)"
+        }
+        None => "log.`at` IS NOT NULL",
+    };
     params.insert("limit".into(), json!(limit + 1));
     Statement {
         text: format!(
             "MATCH (log:`ActionLog`)\n\
-             WHERE NOT $has_cursor OR log.`at` < $at OR (log.`at` = $at AND log.`id` < $id)\n\
+             WHERE {range}\n\
              WITH log ORDER BY log.`at` DESC, log.`id` DESC LIMIT $limit\n\
              OPTIONAL MATCH (log)-[c:`CHANGED`]->()\n\
              WITH log, collect(c) AS changes\n{WITH_UNDO}{RETURN_ENTRY}\n\
@@ -169,6 +177,11 @@ pub fn page_statement(cursor: Option<(&str, &str)>, limit: u32) -> Statement {
         ),
         params,
     }
+}
+
+/// The range index the log's pages read in order (idempotent; run by set-up).
+pub fn log_at_index_statement() -> String {
+    "CREATE INDEX `kg_actionlog_at` IF NOT EXISTS FOR (n:`ActionLog`) ON (n.`at`)".to_string()
 }
 
 pub fn records(result: &QueryResult) -> Vec<LogRecord> {

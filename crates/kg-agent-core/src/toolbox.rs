@@ -93,7 +93,14 @@ impl<B: Backend> Toolbox<B> {
         let result = self
             .backend
             .call_tool(name, &args.to_string())
-            .map_err(|e| e.message)?;
+            .map_err(|e| match e.detail.as_deref() {
+                // An ambiguous reference: the model needs the candidates (label, key,
+                // caption, element id) to name one in its next call.
+                Some(detail) if detail.contains("\"candidates\"") => {
+                    format!("{} {detail}", e.message)
+                }
+                _ => e.message,
+            })?;
         let graph = result.graph.map(|g| {
             json!({
                 "nodes": g.nodes.iter().map(|n| json!({"id": n.id, "labels": n.labels, "caption": n.caption})).collect::<Vec<_>>(),

@@ -1,5 +1,6 @@
 //! Prints, one JSON string per line, every statement the query tools send for
-//! representative arguments: each tool of `specs()` called through `call` against a graph
+//! representative arguments: each tool of `specs()` called through `call_in` (with the
+//! demo's declared graph profile, `catalog/graph-profile.toml`) against a graph
 //! stand-in that records the statements and answers the demo schema (labels, relationship
 //! types, counts; every other statement an empty result), once with the ontology labels
 //! and once without (the tools' fallback paths). `run_read_cypher` is included for the
@@ -60,17 +61,19 @@ impl Transport for &Recorder {
                 vec!["relationshipType"],
                 TYPES.iter().map(|t| json!([t])).collect(),
             )
-        } else if statement.contains("UNWIND labels(n) AS label") {
-            (
-                vec!["label", "count"],
-                labels.iter().map(|l| json!([l, 3])).collect(),
-            )
-        } else if statement.contains("AS by_name") {
-            // The instance look-up: found, by its id.
+        } else if statement.contains("WITH count(n) AS count RETURN") {
+            // The counts per label (one UNION ALL part each, the label as `$lN`).
+            let rows = (0..labels.len())
+                .filter_map(|i| body["parameters"].get(format!("l{i}")))
+                .map(|l| json!([l, 3]))
+                .collect();
+            (vec!["label", "count"], rows)
+        } else if statement.contains("AS by_key") {
+            // The instance look-up: found, by its key.
             let id = body["parameters"]["ref"].clone();
             let node = json!({"elementId": "4:demo:1", "labels": ["Product"],
                               "properties": {"id": id, "name": "Sample"}});
-            (vec!["n", "by_name"], vec![json!([node, 0])])
+            (vec!["node", "by_key"], vec![json!([node, true])])
         } else {
             (vec![], vec![])
         };
@@ -103,7 +106,7 @@ fn calls() -> Vec<(&'static str, Vec<Json>)> {
             "get_instances_by_class",
             vec![
                 json!({"class_name": "PurchaseOrder"}),
-                json!({"class_name": "PurchaseOrder", "limit": 10, "offset": 20, "filters": [
+                json!({"class_name": "PurchaseOrder", "limit": 10, "after": "PO-0020", "filters": [
                     {"property": "status", "value": "approved"},
                     {"property": "amount", "op": "gt", "value": 5000},
                     {"property": "amount", "op": "gte", "value": 1},
@@ -181,11 +184,20 @@ fn main() {
             auth: Auth::None,
         };
         let client = Client::new(config, &recorder);
+        let declared = kg_graph_tools::profile::Declared::parse(include_str!(
+            "../../../catalog/graph-profile.toml"
+        ))
+        .expect("the demo's graph profile parses");
         for (name, arguments) in &calls {
             for arguments in arguments {
-                if let Err(e) =
-                    kg_graph_tools::call(&client, &&recorder, name, &arguments.to_string())
-                {
+                let session = kg_graph_tools::Session::with_declared(declared.clone());
+                if let Err(e) = kg_graph_tools::call_in(
+                    &session,
+                    &client,
+                    &&recorder,
+                    name,
+                    &arguments.to_string(),
+                ) {
                     eprintln!(
                         "dump_graph_tool_statements: {name} {arguments}: {}",
                         e.message

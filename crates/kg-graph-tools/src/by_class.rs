@@ -4,6 +4,7 @@ use crate::args;
 use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
+use crate::neighbors::caption;
 use crate::schema::{require_label_unless_found, require_odd_label_first};
 use crate::session::Graph;
 use kg_wit::types::Error;
@@ -26,7 +27,7 @@ const MAX_FILTERS: usize = 10;
 pub fn spec() -> (&'static str, &'static str, Json) {
     (
         NAME,
-        "List instances of one class (label), optionally filtered by property conditions, with paging.",
+        "List instances of one class (label), optionally filtered by property conditions, in key order, a page at a time: an answer cut at `limit` gives `next`, which the next call passes as `after`.",
         json!({
             "type": "object",
             "properties": {
@@ -49,7 +50,7 @@ pub fn spec() -> (&'static str, &'static str, Json) {
                     "description": "All must hold, e.g. [{\"property\": \"status\", \"value\": \"approved\"}, {\"property\": \"amount\", \"op\": \"gt\", \"value\": 5000}]."
                 },
                 "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 25},
-                "offset": {"type": "integer", "minimum": 0, "maximum": 100000, "default": 0}
+                "after": {"type": ["string", "integer", "null"], "maxLength": args::MAX_STRING_CHARS, "description": "The `next` of the previous page: this page starts after it."}
             },
             "required": ["class_name"],
             "additionalProperties": false
@@ -134,12 +135,27 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     let args = args::object(
         NAME,
         arguments,
-        &["class_name", "filters", "limit", "offset"],
+        &["class_name", "filters", "limit", "after"],
     )?;
     let class = args::optional_string(&args, "class_name")?
         .ok_or_else(|| args::invalid("`class_name` is required"))?;
     let limit = args::optional_integer(&args, "limit", 25, 1, 100)?;
-    let offset = args::optional_integer(&args, "offset", 0, 0, 100_000)?;
+    let after = match args.get("after") {
+        None | Some(Json::Null) => None,
+        Some(Json::String(s)) if s.chars().count() > args::MAX_STRING_CHARS => {
+            return Err(args::invalid(format!(
+                "`after` is longer than {} characters",
+                args::MAX_STRING_CHARS
+            )));
+        }
+        Some(v @ Json::String(_)) => Some(v.clone()),
+        Some(Json::Number(n)) if n.is_i64() => Some(Json::Number(n.clone())),
+        Some(other) => {
+            return Err(args::invalid(format!(
+                "`after` must be the `next` of a previous answer (a string or an integer), got {other}"
+            )));
+        }
+    };
     let filters = match args.get("filters") {
         None | Some(Json::Null) => Vec::new(),
         Some(Json::Array(filters)) if filters.len() <= MAX_FILTERS => filters.clone(),
@@ -160,52 +176,89 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         params.insert(format!("v{index}"), value);
     }
 
+    require_odd_label_first(client, &class)?;
+    let profile = client.profile().map_err(graph_error)?;
+    // Pages follow the label's key, so each is a range read of its index from the cursor
+    // on, in index order, never a sort of the whole label; a label without a key is paged
+    // by element id (a scan of that label, not of the graph).
+    let key = profile.label(&class).and_then(|l| l.single_key());
+    let order = match key {
+        Some(key) => format!("n.{}", quote_name(key)),
+        None => "elementId(n)".to_string(),
+    };
+    match &after {
+        Some(after) => {
+            conditions.push(format!("{order} > $after"));
+            params.insert("after".into(), after.clone());
+        }
+        None if key.is_some() => conditions.push(format!("{order} IS NOT NULL")),
+        None => {}
+    }
     let filter_clause = if conditions.is_empty() {
         String::new()
     } else {
         format!("WHERE {} ", conditions.join(" AND "))
     };
-    require_odd_label_first(client, &class)?;
     let statement = format!(
-        "MATCH (n:{}) {filter_clause}RETURN n ORDER BY n.id, n.name SKIP $offset LIMIT $limit",
+        "MATCH (n:{}) {filter_clause}RETURN n ORDER BY {order} LIMIT $limit",
         quote_name(&class)
     );
-    params.insert("offset".into(), json!(offset));
     params.insert("limit".into(), json!(limit + 1));
     let result = client
         .run(&statement, params, AccessMode::Read)
         .map_err(graph_error)?;
     require_label_unless_found(client, &class, !result.rows.is_empty())?;
     let truncated = result.rows.len() as i64 > limit;
+    let mut next = Json::Null;
     let instances: Vec<Json> = result
         .rows
         .iter()
         .take(limit as usize)
         .filter_map(|row| match row.first() {
-            Some(Value::Node { element_id, properties, .. }) => Some(json!({
-                "element_id": element_id,
-                "properties": Json::Object(properties.iter().map(|(k, v)| (k.clone(), v.to_plain_json())).collect()),
-            })),
+            Some(Value::Node {
+                element_id,
+                labels,
+                properties,
+            }) => {
+                let properties: Map<String, Json> = properties
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_plain_json()))
+                    .collect();
+                next = match key {
+                    Some(key) => properties.get(key).cloned().unwrap_or(Json::Null),
+                    None => json!(element_id),
+                };
+                Some(json!({
+                    "element_id": element_id,
+                    "key": profile.key_of(labels, &properties).map(|(_, key)| key),
+                    "caption": caption(&profile, labels, &properties),
+                    "properties": properties,
+                }))
+            }
             _ => None,
         })
         .collect();
+    let filtered = conditions.len() - usize::from(after.is_some() || key.is_some());
+    if !truncated {
+        next = Json::Null;
+    }
     Ok(ToolOutput {
         summary: format!(
             "{} {class} instance{}{}{}",
             instances.len(),
             if instances.len() == 1 { "" } else { "s" },
-            if conditions.is_empty() {
+            if filtered == 0 {
                 String::new()
             } else {
-                format!(" matching {} filter(s)", conditions.len())
+                format!(" matching {filtered} filter(s)")
             },
             if truncated {
-                format!("; more after offset {}", offset + limit)
+                format!("; more after {next} (pass it as `after`)")
             } else {
                 String::new()
             }
         ),
-        data: json!({"class": class, "offset": offset, "instances": instances}),
+        data: json!({"class": class, "instances": instances, "next": next}),
         graph: None,
         truncated,
     })

@@ -21,9 +21,11 @@ use std::collections::BTreeMap;
 
 pub const NAME: &str = "describe_class";
 /// Instances whose properties are sampled for names and types.
-const PROPERTY_SAMPLE: usize = 100;
-/// Relationships sampled per direction for the classes at the other end.
-const RELATIONSHIP_SAMPLE: usize = 10_000;
+const PROPERTY_SAMPLE: usize = 20;
+/// Relationships sampled per type and direction for the classes at the other end.
+const RELATIONSHIP_SAMPLE: usize = 20;
+/// Relationship types one answer describes, at most.
+const MAX_TYPES: usize = 50;
 
 pub fn spec() -> (&'static str, &'static str, Json) {
     (
@@ -85,28 +87,16 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         (None, BTreeMap::new())
     };
 
+    // No ontology node says it: the graph profile's description.
+    let description = description.or_else(|| {
+        client
+            .known_profile()
+            .label(&class)
+            .and_then(|l| l.description.clone())
+    });
     let properties = properties(&read, &label, &declared)?;
-    let mut relationships = Vec::new();
-    for (direction, pattern) in [("out", "(n)-[r]->(m)"), ("in", "(n)<-[r]-(m)")] {
-        let statement = format!(
-            "MATCH (n:{label}) MATCH {pattern} WITH type(r) AS type, labels(m) AS others LIMIT {RELATIONSHIP_SAMPLE} \
-             UNWIND others AS other RETURN type, other, count(*) AS count ORDER BY type, other LIMIT 200"
-        );
-        for row in read(&statement, Map::new())?.rows {
-            let (Some(rel_type), Some(other)) = (
-                row.first().and_then(Value::as_str),
-                row.get(1).and_then(Value::as_str),
-            ) else {
-                continue;
-            };
-            relationships.push(json!({
-                "direction": direction,
-                "type": rel_type,
-                "other_class": other,
-                "count": row.get(2).and_then(Value::as_i64),
-            }));
-        }
-    }
+    let types = client.relationship_types(&[]).map_err(graph_error)?;
+    let mut relationships = relationships(&read, &label, &types)?;
     if known.iter().any(|l| l == "OntologyRelationship") {
         let r = read(
             "MATCH (r:OntologyRelationship) WHERE r.source = $name OR r.target = $name RETURN r.name, r.source, r.target, r.description LIMIT 200",
@@ -134,7 +124,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     }
 
     let count = read(
-        &format!("MATCH (n:{label}) RETURN count(n) AS count LIMIT 1"),
+        &format!("MATCH (n:{label}) RETURN count(n) AS count"),
         Map::new(),
     )?
     .rows
@@ -145,14 +135,21 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     let mut samples = Vec::new();
     let mut nodes = Vec::new();
     if sample_size > 0 {
+        let profile = client.profile().map_err(graph_error)?;
         let mut params = Map::new();
         params.insert("limit".into(), json!(sample_size));
-        let r = read(
-            &format!("MATCH (n:{label}) RETURN n ORDER BY n.id, n.name LIMIT $limit"),
-            params,
-        )?;
+        // In key order where the label has a key (read from its index, no sort of the
+        // whole label); otherwise the first instances the label's scan gives.
+        let statement = match profile.label(&class).and_then(|l| l.single_key()) {
+            Some(key) => format!(
+                "MATCH (n:{label}) WHERE n.{key} IS NOT NULL RETURN n ORDER BY n.{key} LIMIT $limit",
+                key = quote_name(key)
+            ),
+            None => format!("MATCH (n:{label}) RETURN n LIMIT $limit"),
+        };
+        let r = read(&statement, params)?;
         for value in r.rows.iter().filter_map(|row| row.first()) {
-            if let Some(node) = graph_node(value) {
+            if let Some(node) = graph_node(&profile, value) {
                 samples.push(json!({
                     "element_id": node.id,
                     "caption": node.caption,
@@ -229,6 +226,115 @@ fn properties(
             })
         })
         .collect())
+}
+
+/// The class's relationships per direction and type: how many from Neo4j's count store
+/// (`(:Label)-[:TYPE]->()` is kept, not counted), and the classes at the other end from a
+/// sample of [`RELATIONSHIP_SAMPLE`]. When the sample's other ends all carry the same
+/// labels, each of them gets the type's count; otherwise the count per class is unknown
+/// (null) and `type_count` gives the type's.
+fn relationships(read: Read, label: &str, types: &[String]) -> Result<Vec<Json>, Error> {
+    let types: Vec<&String> = types.iter().take(MAX_TYPES).collect();
+    let mut params = Map::new();
+    let mut parts = Vec::new();
+    for (i, rel_type) in types.iter().enumerate() {
+        params.insert(format!("t{i}"), json!(rel_type));
+        let t = quote_name(rel_type);
+        for (direction, pattern) in [
+            ("out", format!("(:{label})-[r:{t}]->()")),
+            ("in", format!("(:{label})<-[r:{t}]-()")),
+        ] {
+            parts.push(format!(
+                "MATCH {pattern} WITH count(r) AS count RETURN $t{i} AS type, '{direction}' AS direction, count"
+            ));
+        }
+    }
+    if parts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut counts = Vec::new();
+    for row in read(&parts.join(" UNION ALL "), params.clone())?.rows {
+        if let (Some(t), Some(d), Some(c)) = (
+            row.first().and_then(Value::as_str),
+            row.get(1).and_then(Value::as_str),
+            row.get(2).and_then(Value::as_i64),
+        ) && c > 0
+        {
+            counts.push((t.to_string(), d.to_string(), c));
+        }
+    }
+    if counts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut sample_parts = Vec::new();
+    for (t, d, _) in &counts {
+        let Some(i) = types.iter().position(|x| *x == t) else {
+            continue;
+        };
+        let pattern = if d == "out" {
+            format!("(n:{label})-[:{}]->(m)", quote_name(t))
+        } else {
+            format!("(n:{label})<-[:{}]-(m)", quote_name(t))
+        };
+        sample_parts.push(format!(
+            "MATCH {pattern} WITH m LIMIT {RELATIONSHIP_SAMPLE} \
+             RETURN $t{i} AS type, '{d}' AS direction, labels(m) AS others, count(*) AS seen"
+        ));
+    }
+    let mut others: BTreeMap<(String, String), Vec<Vec<String>>> = BTreeMap::new();
+    for row in read(&sample_parts.join(" UNION ALL "), params)?.rows {
+        let (Some(t), Some(d), Some(Value::List(labels))) = (
+            row.first().and_then(Value::as_str),
+            row.get(1).and_then(Value::as_str),
+            row.get(2),
+        ) else {
+            continue;
+        };
+        let mut labels: Vec<String> = labels
+            .iter()
+            .filter_map(|l| l.as_str().map(str::to_string))
+            .collect();
+        labels.sort();
+        let seen = others.entry((t.to_string(), d.to_string())).or_default();
+        if !seen.contains(&labels) {
+            seen.push(labels);
+        }
+    }
+    let mut out = Vec::new();
+    for (t, d, count) in counts {
+        let Some(sets) = others.get(&(t.clone(), d.clone())) else {
+            continue;
+        };
+        let single = sets.len() == 1;
+        let mut classes: Vec<&String> = sets.iter().flatten().collect();
+        classes.sort();
+        classes.dedup();
+        for other in classes {
+            let mut entry = json!({
+                "direction": d,
+                "type": t,
+                "other_class": other,
+                "count": if single { json!(count) } else { Json::Null },
+            });
+            if !single {
+                entry["type_count"] = json!(count);
+            }
+            out.push(entry);
+        }
+    }
+    out.sort_by(|a, b| {
+        (
+            a["direction"].as_str(),
+            a["type"].as_str(),
+            a["other_class"].as_str(),
+        )
+            .cmp(&(
+                b["direction"].as_str(),
+                b["type"].as_str(),
+                b["other_class"].as_str(),
+            ))
+    });
+    Ok(out)
 }
 
 fn type_name(value: &Value) -> &'static str {

@@ -1,25 +1,76 @@
-//! Addressing an instance by its `id` or its `name`. An ambiguous name returns the
-//! candidates instead of guessing.
+//! Addressing an instance the way its graph does: by its key value (with its label where
+//! the value is not unique across labels), by its caption, or by the element id an earlier
+//! answer returned. Every look-up goes through an index: element ids are a seek, keys and
+//! captions are range-index seeks (the keys' constraints, or the indexes `POST
+//! /actions/setup` creates from the profile), and a caption in another case goes through
+//! the full-text search index. An ambiguous reference returns its candidates, each with
+//! its label, key and caption, so the next call can name one.
 
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
-use crate::ontology::META_LABELS;
+use crate::search::{self, Candidates};
 use crate::session::Graph;
+use kg_graph_profile::Profile;
 use kg_wit::types::{Error, ErrorCode};
 use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
 
-/// How to match the resolved instance again in a later query: a property and its value.
-pub struct InstanceKey {
-    pub property: &'static str,
-    pub value: String,
+/// Most candidates an ambiguous reference lists.
+const MAX_CANDIDATES: usize = 10;
+/// Labels one look-up statement may name (one `UNION ALL` part each); a graph with more
+/// keyed labels needs `class_name` to reach the rest.
+pub const MAX_LOOKUP_LABELS: usize = 100;
+
+/// A resolved instance: matched again in later statements by its element id
+/// (`elementId(n) = $id`, a seek).
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub element_id: String,
     pub caption: String,
+    /// Its profiled label and key, when it has them.
+    pub label: Option<String>,
+    pub key: Option<Map<String, Json>>,
 }
 
-impl InstanceKey {
-    /// `WHERE` condition on `var` (parameter `$key`).
-    pub fn condition(&self, var: &str) -> String {
-        format!("{var}.{} = $key", quote_name(self.property))
+impl Resolved {
+    /// `WHERE` condition on `var` (parameter `$id`).
+    pub fn condition(var: &str, parameter: &str) -> String {
+        format!("elementId({var}) = ${parameter}")
+    }
+
+    /// How the answer names the instance: its key (or element id), label and caption.
+    pub fn describe(&self) -> Json {
+        json!({
+            "element_id": self.element_id,
+            "label": self.label,
+            "key": self.key,
+            "caption": self.caption,
+        })
+    }
+}
+
+/// True for a string shaped like a Neo4j 5 element id (`4:<database>:<number>`): only
+/// then is it looked up as one, so a key that happens to contain a colon stays a key.
+pub fn looks_like_element_id(reference: &str) -> bool {
+    let mut parts = reference.split(':');
+    let (Some(kind), Some(database), Some(number), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    digits(kind)
+        && digits(number)
+        && !database.is_empty()
+        && !database.chars().any(char::is_whitespace)
+}
+
+/// The values a reference may stand for as a key: the text, and the integer it spells
+/// (a graph keyed by numeric ids is addressed with the same string).
+fn key_values(reference: &str) -> Json {
+    match reference.parse::<i64>() {
+        Ok(n) => json!([reference, n]),
+        Err(_) => json!([reference]),
     }
 }
 
@@ -27,81 +78,255 @@ pub fn resolve<T: Transport>(
     client: &Graph<'_, T>,
     reference: &str,
     class: Option<&str>,
-) -> Result<InstanceKey, Error> {
-    let label = class
-        .map(|c| format!(":{}", quote_name(c)))
-        .unwrap_or_default();
-    let not_meta = META_LABELS
-        .map(|l| format!("NOT n:{}", quote_name(l)))
-        .join(" AND ");
-    let statement = format!(
-        "MATCH (n{label}) WHERE {not_meta} AND (n.id = $ref OR CASE WHEN n.name STARTS WITH '' THEN toLower(n.name) END = $lower) \
-         RETURN n, CASE WHEN n.id = $ref THEN 0 ELSE 1 END AS by_name ORDER BY by_name, n.id LIMIT 11"
-    );
-    let mut params = Map::new();
-    params.insert("ref".into(), json!(reference));
-    params.insert("lower".into(), json!(reference.to_lowercase()));
-    let result = client
-        .run(&statement, params, AccessMode::Read)
-        .map_err(graph_error)?;
-    let nodes: Vec<(&Value, bool)> = result
-        .rows
-        .iter()
-        .filter_map(|r| Some((r.first()?, r.get(1)?.as_i64()? == 1)))
-        .collect();
-    let prop = |node: &Value, k: &str| match node {
-        Value::Node { properties, .. } => properties
-            .get(k)
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        _ => None,
+) -> Result<Resolved, Error> {
+    let profile = client.profile().map_err(graph_error)?;
+    if looks_like_element_id(reference)
+        && let Some(found) = by_element_id(client, &profile, reference, class)?
+    {
+        return Ok(found);
+    }
+    let exact = by_key_or_caption(client, &profile, reference, class)?;
+    let found = match exact.as_slice() {
+        [] => by_caption_in_any_case(client, &profile, reference, class)?,
+        _ => exact,
     };
-    let by_id = nodes.first().is_some_and(|(_, by_name)| !by_name);
-    match nodes.as_slice() {
-        [] => {
+    // A key match wins over caption matches; otherwise the match must be unique.
+    let by_key: Vec<&Found> = found.iter().filter(|f| f.by_key).collect();
+    match (by_key.as_slice(), found.as_slice()) {
+        ([one], _) => Ok(resolved(&profile, one)),
+        ([], [one]) => Ok(resolved(&profile, one)),
+        (_, []) => {
             let mut e = Error::new(
                 ErrorCode::NotFound,
-                format!("no instance with id or name \"{reference}\""),
+                match class {
+                    Some(class) => format!("no {class} with key or name \"{reference}\""),
+                    None => format!("no instance with key or name \"{reference}\""),
+                },
             );
-            e.detail = Some(json!({"hint": "use search_instances to find it"}).to_string());
+            e.detail = Some(
+                json!({"hint": "use search_instances to find it; any element_id an answer gave works too"})
+                    .to_string(),
+            );
             Err(e)
         }
-        // An exact id wins over names; otherwise the name must be unique.
-        [(node, _), ..] if by_id || nodes.len() == 1 => {
-            let caption = prop(node, "name")
-                .or_else(|| prop(node, "id"))
-                .unwrap_or_default();
-            Ok(match prop(node, "id") {
-                Some(id) => InstanceKey {
-                    property: "id",
-                    value: id,
-                    caption,
-                },
-                None => InstanceKey {
-                    property: "name",
-                    value: prop(node, "name").unwrap_or_default(),
-                    caption,
-                },
-            })
-        }
-        candidates => {
-            let listed: Vec<Json> = candidates
+        (several, all) => {
+            let listed: Vec<&Found> = if several.is_empty() {
+                all.iter().collect()
+            } else {
+                several.to_vec()
+            };
+            let candidates: Vec<Json> = listed
                 .iter()
-                .take(10)
-                .map(|(node, _)| match node {
-                    Value::Node { labels, .. } => json!({"id": prop(node, "id"), "name": prop(node, "name"), "labels": labels}),
-                    other => other.to_plain_json(),
-                })
+                .take(MAX_CANDIDATES)
+                .map(|f| resolved(&profile, f).describe_with_labels(&f.labels))
                 .collect();
             let mut e = Error::new(
                 ErrorCode::Conflict,
                 format!(
-                    "\"{reference}\" names {} instances; say which one by id",
-                    listed.len()
+                    "\"{reference}\" names {} instances; say which one: its key with class_name, or its element_id",
+                    candidates.len()
                 ),
             );
-            e.detail = Some(json!({"candidates": listed}).to_string());
+            e.detail = Some(json!({"candidates": candidates}).to_string());
             Err(e)
         }
+    }
+}
+
+impl Resolved {
+    fn describe_with_labels(&self, labels: &[String]) -> Json {
+        let mut entry = self.describe();
+        entry["labels"] = json!(labels);
+        entry
+    }
+}
+
+/// One node a look-up found.
+struct Found {
+    element_id: String,
+    labels: Vec<String>,
+    properties: Map<String, Json>,
+    by_key: bool,
+}
+
+fn resolved(profile: &Profile, found: &Found) -> Resolved {
+    let key = profile.key_of(&found.labels, &found.properties);
+    Resolved {
+        element_id: found.element_id.clone(),
+        caption: crate::neighbors::caption(profile, &found.labels, &found.properties)
+            .unwrap_or_else(|| found.element_id.clone()),
+        label: key
+            .as_ref()
+            .map(|(label, _)| label.clone())
+            .or_else(|| found.labels.first().cloned()),
+        key: key.map(|(_, key)| key),
+    }
+}
+
+fn found(value: &Value, by_key: bool) -> Option<Found> {
+    let Value::Node {
+        element_id,
+        labels,
+        properties,
+    } = value
+    else {
+        return None;
+    };
+    Some(Found {
+        element_id: element_id.clone(),
+        labels: labels.clone(),
+        properties: properties
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_plain_json()))
+            .collect(),
+        by_key,
+    })
+}
+
+fn by_element_id<T: Transport>(
+    client: &Graph<'_, T>,
+    profile: &Profile,
+    reference: &str,
+    class: Option<&str>,
+) -> Result<Option<Resolved>, Error> {
+    let mut params = Map::new();
+    params.insert("id".into(), json!(reference));
+    let result = client
+        .run(
+            &format!(
+                "MATCH (n) WHERE {} RETURN n LIMIT 1",
+                Resolved::condition("n", "id")
+            ),
+            params,
+            AccessMode::Read,
+        )
+        .map_err(graph_error)?;
+    Ok(result
+        .rows
+        .first()
+        .and_then(|row| found(row.first()?, true))
+        .filter(|f| class.is_none_or(|c| f.labels.iter().any(|l| l == c)))
+        .map(|f| resolved(profile, &f)))
+}
+
+/// One statement: for each label in reach, its key equal to the reference and its caption
+/// equal to it exactly, each a range-index seek (`UNION ALL` of one part per look-up).
+fn by_key_or_caption<T: Transport>(
+    client: &Graph<'_, T>,
+    profile: &Profile,
+    reference: &str,
+    class: Option<&str>,
+) -> Result<Vec<Found>, Error> {
+    let mut nodes: Vec<Found> = Vec::new();
+    for (node, by_key) in exact_matches(client, profile, reference, class)? {
+        if let Some(f) = found(&node, by_key) {
+            // A node found both by key and by caption counts once, as by key.
+            match nodes.iter_mut().find(|n| n.element_id == f.element_id) {
+                Some(seen) => seen.by_key |= f.by_key,
+                None => nodes.push(f),
+            }
+        }
+    }
+    Ok(nodes)
+}
+
+/// The nodes whose key or caption is exactly `reference` (each with whether it was its
+/// key), one statement of index seeks; search puts them among its candidates too, so an
+/// exact match is never lost among many prefix matches.
+pub(crate) fn exact_matches<T: Transport>(
+    client: &Graph<'_, T>,
+    profile: &Profile,
+    reference: &str,
+    class: Option<&str>,
+) -> Result<Vec<(Value, bool)>, Error> {
+    let mut parts = Vec::new();
+    let in_reach = |label: &str| class.is_none_or(|c| c == label);
+    for (label, key) in profile.keyed_labels() {
+        if in_reach(label) {
+            parts.push(format!(
+                "MATCH (n:{}) WHERE n.{} IN $values RETURN n AS node, true AS by_key LIMIT {}",
+                quote_name(label),
+                quote_name(key),
+                MAX_CANDIDATES + 1
+            ));
+        }
+    }
+    for (label, entry) in &profile.labels {
+        if let Some(caption) = entry.caption.as_deref().filter(|_| in_reach(label)) {
+            parts.push(format!(
+                "MATCH (n:{}) WHERE n.{} = $ref RETURN n AS node, false AS by_key LIMIT {}",
+                quote_name(label),
+                quote_name(caption),
+                MAX_CANDIDATES + 1
+            ));
+        }
+    }
+    parts.truncate(MAX_LOOKUP_LABELS);
+    if parts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut params = Map::new();
+    params.insert("values".into(), key_values(reference));
+    params.insert("ref".into(), json!(reference));
+    let result = client
+        .run(&parts.join(" UNION ALL "), params, AccessMode::Read)
+        .map_err(graph_error)?;
+    Ok(result
+        .rows
+        .into_iter()
+        .filter_map(|row| {
+            let by_key = matches!(row.get(1), Some(Value::Boolean(true)));
+            row.into_iter().next().map(|node| (node, by_key))
+        })
+        .collect())
+}
+
+/// A caption written in another case ("acme industrial"): the search index's candidates
+/// whose caption equals the reference case-insensitively.
+fn by_caption_in_any_case<T: Transport>(
+    client: &Graph<'_, T>,
+    profile: &Profile,
+    reference: &str,
+    class: Option<&str>,
+) -> Result<Vec<Found>, Error> {
+    let lower = reference.to_lowercase();
+    let Candidates { nodes, .. } = search::candidates(client, profile, reference, class, 50)?;
+    Ok(nodes
+        .iter()
+        .filter_map(|n| found(n, false))
+        .filter(|f| {
+            crate::neighbors::caption(profile, &f.labels, &f.properties)
+                .is_some_and(|c| c.to_lowercase() == lower)
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_element_id_shapes_are_looked_up_as_element_ids() {
+        assert!(looks_like_element_id("4:devgraph:17"));
+        assert!(looks_like_element_id(
+            "4:1b7e3f5c-8a1d-4d7e-9e8f-0c2d3e4f5a6b:1234"
+        ));
+        for key in [
+            "SUP-001",
+            "class:Supplier",
+            "4:x",
+            "4::1",
+            "a:b:c",
+            "4:db:1:2",
+            "4:d b:1",
+        ] {
+            assert!(!looks_like_element_id(key), "{key}");
+        }
+    }
+
+    #[test]
+    fn a_numeric_reference_is_also_tried_as_an_integer_key() {
+        assert_eq!(key_values("42"), json!(["42", 42]));
+        assert_eq!(key_values("SUP-001"), json!(["SUP-001"]));
     }
 }

@@ -4,11 +4,12 @@ use crate::args;
 use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
-use crate::instance::resolve;
+use crate::instance::{Resolved, resolve};
 use crate::schema::{
     require_label_unless_found, require_odd_label_first, require_relationship_type,
 };
 use crate::session::Graph;
+use kg_graph_profile::Profile;
 use kg_wit::types::{Error, ErrorCode, GraphData, GraphEdge, GraphNode};
 use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
@@ -19,12 +20,12 @@ pub const NAME: &str = "get_instance_neighbors";
 pub fn spec() -> (&'static str, &'static str, Json) {
     (
         NAME,
-        "Show the instances connected to one instance (by id or name) within 1 to 3 hops, optionally only along some relationship types and in one direction. Each neighbour comes with its `id` (its key: use it as `instance` here or as the entity id of an action; `name` for an instance without an id), its caption and its distance.",
+        "Show the instances connected to one instance within 1 to 3 hops, optionally only along some relationship types and in one direction, and how many relationships of each type the instance has. The instance is its key value (e.g. \"PO-0003\"; add class_name when the value is not unique across classes), its caption (name), or an element_id from an earlier answer. Each neighbour comes with its label, its key (also as a field of its own, e.g. `id`: use it as `instance` here or as the entity id of an action), its caption, its element_id and its distance. A node with many relationships answers its first `limit` paths and the counts.",
         json!({
             "type": "object",
             "properties": {
-                "instance": {"type": "string", "description": "The instance's id (e.g. \"PO-0003\") or exact name."},
-                "class_name": {"type": "string", "description": "The instance's class, to disambiguate a name."},
+                "instance": {"type": "string", "description": "The instance's key value (e.g. \"PO-0003\"), its caption (name), or its element_id."},
+                "class_name": {"type": "string", "description": "The instance's class (label), when its key or name is not unique across classes."},
                 "hops": {"type": "integer", "minimum": 1, "maximum": 3, "default": 1},
                 "direction": {"type": "string", "enum": ["out", "in", "both"], "default": "both"},
                 "relationship_types": {"type": "array", "items": {"type": "string"}, "maxItems": 20},
@@ -98,7 +99,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     if let Some(class) = &class {
         require_odd_label_first(client, class)?;
     }
-    let key = match (resolve(client, &reference, class.as_deref()), &class) {
+    let instance = match (resolve(client, &reference, class.as_deref()), &class) {
         (Err(e), Some(class)) if e.code == ErrorCode::NotFound => {
             require_label_unless_found(client, class, false)?;
             return Err(e);
@@ -117,12 +118,21 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
                 .join("|")
         )
     };
+    // No ORDER BY: the expansion stops at the limit, so a node with a million
+    // relationships costs its first page, not its degree.
+    // One hop is a fixed-length pattern: Neo4j expands it lazily, where a variable-length
+    // one reads the whole adjacency list of a hub before the limit applies.
+    let length = if hops == 1 {
+        String::new()
+    } else {
+        format!("*1..{hops}")
+    };
     let statement = format!(
-        "MATCH (n) WHERE {} MATCH p = (n){left}[{type_filter}*1..{hops}]{right}(m) RETURN p LIMIT $limit",
-        key.condition("n")
+        "MATCH (n) WHERE {} MATCH p = (n){left}[{type_filter}{length}]{right}(m) RETURN p LIMIT $limit",
+        Resolved::condition("n", "id")
     );
     let mut params = Map::new();
-    params.insert("key".into(), json!(key.value));
+    params.insert("id".into(), json!(instance.element_id));
     params.insert("limit".into(), json!(limit + 1));
     let result = client
         .run(&statement, params, AccessMode::Read)
@@ -131,7 +141,8 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
 
     // Nodes keyed by element id with their smallest distance; edges deduplicated.
     let mut nodes: BTreeMap<String, (GraphNode, usize)> = BTreeMap::new();
-    let mut keys: BTreeMap<String, (&'static str, String)> = BTreeMap::new();
+    let profile = client.profile().map_err(graph_error)?;
+    let mut keys: BTreeMap<String, (String, Map<String, Json>)> = BTreeMap::new();
     let mut edges: BTreeMap<String, GraphEdge> = BTreeMap::new();
     let mut start = None;
     for row in result.rows.iter().take(limit as usize) {
@@ -143,8 +154,8 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
             continue;
         };
         for (distance, node) in path_nodes.iter().enumerate() {
-            if let Some(graph_node) = graph_node(node) {
-                if let Some(key) = business_key(node) {
+            if let Some(graph_node) = graph_node(&profile, node) {
+                if let Some(key) = business_key(&profile, node) {
                     keys.insert(graph_node.id.clone(), key);
                 }
                 if distance == 0 {
@@ -180,10 +191,11 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
             .entry(n.labels.first().map_or("?", String::as_str))
             .or_default() += 1;
     }
+    let degree = degree(client, &instance, &types, left, right)?;
     let summary = format!(
         "{} neighbours of {} within {hops} hop{}: {}{}",
         neighbors.len(),
-        key.caption,
+        instance.caption,
         if hops == 1 { "" } else { "s" },
         by_label
             .iter()
@@ -197,7 +209,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         }
     );
     Ok(ToolOutput {
-        data: json!({"instance": {"key": key.property, "value": key.value}, "neighbors": neighbors, "relationships": relationships}),
+        data: json!({"instance": instance.describe(), "degree": degree, "neighbors": neighbors, "relationships": relationships}),
         summary,
         graph: Some(GraphData {
             nodes: nodes.into_values().map(|(n, _)| n).collect(),
@@ -207,35 +219,116 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     })
 }
 
-/// How other tools and actions address an instance: the same rule as `instance::resolve`
-/// (the `id` property, the key of every entity in the action catalog, else `name`).
-pub fn business_key(node: &Value) -> Option<(&'static str, String)> {
-    let Value::Node { properties, .. } = node else {
+/// How other tools and actions address an instance: its profiled label and key.
+pub fn business_key(profile: &Profile, node: &Value) -> Option<(String, Map<String, Json>)> {
+    let Value::Node {
+        labels, properties, ..
+    } = node
+    else {
         return None;
     };
-    ["id", "name"].into_iter().find_map(|k| {
-        properties
-            .get(k)
-            .and_then(Value::as_str)
-            .map(|v| (k, v.to_string()))
-    })
+    profile.key_of(labels, &plain(properties))
 }
 
-/// One neighbour for the agent, compact: its element id, labels, business key as its own
-/// field (`"id": "PO-0003"`, or `"name"` for an instance without an id), its caption when
-/// that says more than the key, and its distance in hops.
-fn neighbor(node: &GraphNode, distance: usize, key: Option<&(&'static str, String)>) -> Json {
+/// One neighbour for the agent, compact: its element id, labels, label and key (and each
+/// key property as a field of its own: `"id": "PO-0003"`), its caption and its distance
+/// in hops.
+fn neighbor(node: &GraphNode, distance: usize, key: Option<&(String, Map<String, Json>)>) -> Json {
     let mut entry = Map::new();
     entry.insert("element_id".into(), json!(node.id));
     entry.insert("labels".into(), json!(node.labels));
-    if let Some((property, value)) = key {
-        entry.insert((*property).into(), json!(value));
+    if let Some((label, key)) = key {
+        entry.insert("label".into(), json!(label));
+        for (property, value) in key {
+            entry.entry(property.clone()).or_insert(value.clone());
+        }
+        entry.insert("key".into(), Json::Object(key.clone()));
     }
-    if key.is_none_or(|(_, value)| *value != node.caption) {
-        entry.insert("caption".into(), json!(node.caption));
-    }
+    entry.insert("caption".into(), json!(node.caption));
     entry.insert("distance".into(), json!(distance));
     Json::Object(entry)
+}
+
+/// How many relationships of each type (of `types`, or of every type the graph has, up
+/// to [`MAX_DEGREE_TYPES`]) the instance has in the direction asked. Each count is a
+/// `COUNT {}` on one type and direction, which Neo4j answers from the node's degree
+/// store, not by expanding the relationships.
+fn degree<T: Transport>(
+    client: &Graph<'_, T>,
+    instance: &Resolved,
+    types: &[String],
+    left: &str,
+    right: &str,
+) -> Result<Json, Error> {
+    let all;
+    let types = if types.is_empty() {
+        all = client.relationship_types(&[]).map_err(graph_error)?;
+        &all
+    } else {
+        types
+    };
+    let mut params = Map::new();
+    params.insert("id".into(), json!(instance.element_id));
+    let parts: Vec<String> = types
+        .iter()
+        .take(MAX_DEGREE_TYPES)
+        .enumerate()
+        .map(|(i, t)| {
+            params.insert(format!("t{i}"), json!(t));
+            format!(
+                "MATCH (n) WHERE {} RETURN $t{i} AS type, COUNT {{ (n){left}[:{}]{right}() }} AS count",
+                Resolved::condition("n", "id"),
+                quote_name(t)
+            )
+        })
+        .collect();
+    if parts.is_empty() {
+        return Ok(json!({}));
+    }
+    let result = client
+        .run(&parts.join(" UNION ALL "), params, AccessMode::Read)
+        .map_err(graph_error)?;
+    let mut counts = Map::new();
+    for row in &result.rows {
+        if let (Some(t), Some(n)) = (
+            row.first().and_then(Value::as_str),
+            row.get(1).and_then(Value::as_i64),
+        ) && n > 0
+        {
+            counts.insert(t.to_string(), json!(n));
+        }
+    }
+    Ok(Json::Object(counts))
+}
+
+/// Relationship types whose degree one answer counts, at most.
+const MAX_DEGREE_TYPES: usize = 50;
+
+fn plain(properties: &BTreeMap<String, Value>) -> Map<String, Json> {
+    properties
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_plain_json()))
+        .collect()
+}
+
+/// What a person calls a node: its profiled caption, else its `name` when it has one,
+/// else its single key; None leaves the element id to stand in.
+pub fn caption(
+    profile: &Profile,
+    labels: &[String],
+    properties: &Map<String, Json>,
+) -> Option<String> {
+    let text = |v: &Json| match v {
+        Json::String(s) => Some(s.clone()),
+        Json::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    labels
+        .iter()
+        .filter_map(|l| profile.label(l)?.caption.as_deref())
+        .find_map(|p| properties.get(p).and_then(text))
+        .or_else(|| properties.get("name").and_then(text))
+        .or_else(|| profile.caption_of(labels, properties))
 }
 
 pub fn props(properties: &BTreeMap<String, Value>) -> Json {
@@ -267,7 +360,7 @@ pub fn graph_edge(value: &Value) -> Option<GraphEdge> {
     })
 }
 
-pub fn graph_node(value: &Value) -> Option<GraphNode> {
+pub fn graph_node(profile: &Profile, value: &Value) -> Option<GraphNode> {
     let Value::Node {
         element_id,
         labels,
@@ -276,11 +369,8 @@ pub fn graph_node(value: &Value) -> Option<GraphNode> {
     else {
         return None;
     };
-    let caption = ["name", "id"]
-        .iter()
-        .find_map(|k| properties.get(*k).and_then(Value::as_str))
-        .unwrap_or(element_id)
-        .to_string();
+    let caption =
+        caption(profile, labels, &plain(properties)).unwrap_or_else(|| element_id.clone());
     Some(GraphNode {
         id: element_id.clone(),
         labels: labels.clone(),

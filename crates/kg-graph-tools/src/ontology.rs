@@ -69,6 +69,7 @@ pub fn classes<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<T
             .collect();
         (classes, "ontology")
     } else {
+        let profile = client.known_profile();
         let mut classes = Vec::new();
         for label in known
             .iter()
@@ -91,8 +92,13 @@ pub fn classes<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<T
                         .map(|k| json!({"name": k, "type": Json::Null}))
                 })
                 .collect();
+            // The graph profile's description, when it declares one.
+            let description = profile
+                .label(label)
+                .and_then(|l| l.description.clone())
+                .map_or(Json::Null, Json::String);
             classes
-                .push(json!({"name": label, "description": Json::Null, "properties": properties}));
+                .push(json!({"name": label, "description": description, "properties": properties}));
         }
         (classes, "schema")
     };

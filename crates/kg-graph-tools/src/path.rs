@@ -3,7 +3,7 @@
 use crate::args;
 use crate::catalog::ToolOutput;
 use crate::graph_error::graph_error;
-use crate::instance::resolve;
+use crate::instance::{Resolved, resolve};
 use crate::neighbors::{graph_edge, graph_node};
 use crate::session::Graph;
 use kg_wit::types::{Error, GraphData};
@@ -16,12 +16,14 @@ pub const NAME: &str = "find_path_between_instances";
 pub fn spec() -> (&'static str, &'static str, Json) {
     (
         NAME,
-        "Find how two instances (by id or name) are connected: the shortest paths between them, up to max_depth relationships long.",
+        "Find how two instances are connected: the shortest paths between them, up to max_depth relationships long. Each instance is its key value (e.g. \"PO-0003\"; add start_class or end_class when the value is not unique across classes), its caption (name), or an element_id from an earlier answer.",
         json!({
             "type": "object",
             "properties": {
-                "start": {"type": "string", "description": "Id or exact name of the first instance."},
-                "end": {"type": "string", "description": "Id or exact name of the second instance."},
+                "start": {"type": "string", "description": "Key value, caption (name) or element_id of the first instance."},
+                "start_class": {"type": "string", "description": "The first instance's class (label), when its key or name is not unique across classes."},
+                "end": {"type": "string", "description": "Key value, caption (name) or element_id of the second instance."},
+                "end_class": {"type": "string", "description": "The second instance's class (label), when its key or name is not unique across classes."},
                 "max_depth": {"type": "integer", "minimum": 1, "maximum": 6, "default": 4},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3, "description": "Most paths to return."}
             },
@@ -32,32 +34,47 @@ pub fn spec() -> (&'static str, &'static str, Json) {
 }
 
 pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolOutput, Error> {
-    let args = args::object(NAME, arguments, &["start", "end", "max_depth", "limit"])?;
+    let args = args::object(
+        NAME,
+        arguments,
+        &[
+            "start",
+            "start_class",
+            "end",
+            "end_class",
+            "max_depth",
+            "limit",
+        ],
+    )?;
     let start = args::optional_string(&args, "start")?
         .ok_or_else(|| args::invalid("`start` is required"))?;
     let end =
         args::optional_string(&args, "end")?.ok_or_else(|| args::invalid("`end` is required"))?;
     let max_depth = args::optional_integer(&args, "max_depth", 4, 1, 6)?;
     let limit = args::optional_integer(&args, "limit", 3, 1, 10)?;
-    let from = resolve(client, &start, None)?;
-    let to = resolve(client, &end, None)?;
-    if from.property == to.property && from.value == to.value {
+    let start_class = args::optional_string(&args, "start_class")?;
+    let end_class = args::optional_string(&args, "end_class")?;
+    let from = resolve(client, &start, start_class.as_deref())?;
+    let to = resolve(client, &end, end_class.as_deref())?;
+    if from.element_id == to.element_id {
         return Err(args::invalid("`start` and `end` are the same instance"));
     }
+    // Both ends are seeks by element id; the search between them is bounded by max_depth.
     let statement = format!(
-        "MATCH (a) WHERE a.{} = $from MATCH (b) WHERE b.{} = $to \
+        "MATCH (a) WHERE {} MATCH (b) WHERE {} \
          MATCH p = shortestPath((a)-[*..{max_depth}]-(b)) RETURN p LIMIT $limit",
-        crate::cypher::quote_name(from.property),
-        crate::cypher::quote_name(to.property),
+        Resolved::condition("a", "from"),
+        Resolved::condition("b", "to"),
     );
     let mut params = Map::new();
-    params.insert("from".into(), json!(from.value));
-    params.insert("to".into(), json!(to.value));
+    params.insert("from".into(), json!(from.element_id));
+    params.insert("to".into(), json!(to.element_id));
     params.insert("limit".into(), json!(limit));
     let result = client
         .run(&statement, params, AccessMode::Read)
         .map_err(graph_error)?;
 
+    let profile = client.profile().map_err(graph_error)?;
     let mut nodes = BTreeMap::new();
     let mut edges = BTreeMap::new();
     let mut paths = Vec::new();
@@ -71,7 +88,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         };
         let mut steps = Vec::new();
         for (i, node) in path_nodes.iter().enumerate() {
-            if let Some(n) = graph_node(node) {
+            if let Some(n) = graph_node(&profile, node) {
                 steps.push(json!({"node": n.caption, "labels": n.labels}));
                 nodes.entry(n.id.clone()).or_insert(n);
             }
@@ -97,7 +114,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         ),
     };
     Ok(ToolOutput {
-        data: json!({"paths": paths}),
+        data: json!({"start": from.describe(), "end": to.describe(), "paths": paths}),
         summary,
         graph: (!nodes.is_empty()).then(|| GraphData {
             nodes: nodes.into_values().collect(),

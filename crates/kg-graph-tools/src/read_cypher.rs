@@ -11,6 +11,7 @@ use crate::guard::{self, Rejection};
 use crate::neighbors::{graph_edge, graph_node};
 use crate::schema::{require_label, require_relationship_type};
 use crate::session::Graph;
+use kg_graph_profile::Profile;
 use kg_wit::types::{Error, ErrorCode, GraphData};
 use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
@@ -134,8 +135,9 @@ pub fn run<T: Transport>(
         nodes: Vec::new(),
         edges: Vec::new(),
     };
+    let profile = client.known_profile();
     for value in rows.iter().flat_map(|r| r.iter()) {
-        collect_graph(value, &mut graph);
+        collect_graph(&profile, value, &mut graph);
     }
     let data_rows: Vec<Json> = rows
         .iter()
@@ -175,11 +177,11 @@ fn depth(value: &Json, stop: usize) -> usize {
 }
 
 /// Nodes, relationships and paths anywhere in a value, once each, for the UI to draw.
-fn collect_graph(value: &Value, graph: &mut GraphData) {
+fn collect_graph(profile: &Profile, value: &Value, graph: &mut GraphData) {
     match value {
         Value::Node { element_id, .. } => {
             if !graph.nodes.iter().any(|n| &n.id == element_id)
-                && let Some(node) = graph_node(value)
+                && let Some(node) = graph_node(profile, value)
             {
                 graph.nodes.push(node);
             }
@@ -196,11 +198,11 @@ fn collect_graph(value: &Value, graph: &mut GraphData) {
             relationships,
         } => {
             for v in nodes.iter().chain(relationships) {
-                collect_graph(v, graph);
+                collect_graph(profile, v, graph);
             }
         }
-        Value::List(items) => items.iter().for_each(|v| collect_graph(v, graph)),
-        Value::Map(map) => map.values().for_each(|v| collect_graph(v, graph)),
+        Value::List(items) => items.iter().for_each(|v| collect_graph(profile, v, graph)),
+        Value::Map(map) => map.values().for_each(|v| collect_graph(profile, v, graph)),
         _ => {}
     }
 }

@@ -12,9 +12,10 @@
 //! statement found nothing (`schema::require_label_unless_found`), so a turn of such calls
 //! that find what they look for sends no schema statement at all.
 
+use kg_graph_profile::{CONSTRAINTS_STATEMENT, Declared, Profile, keys_from_constraint_rows};
 use neo4j_client::{AccessMode, Client, Neo4jError, Notification, QueryResult, Transport};
 use serde_json::{Map, Value as Json};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 const LABELS: &str = "CALL db.labels() YIELD label RETURN label ORDER BY label LIMIT 1000";
 const RELATIONSHIP_TYPES: &str = "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType ORDER BY relationshipType LIMIT 1000";
@@ -31,6 +32,11 @@ pub struct Session {
     labels: Mutex<Names>,
     relationship_types: Mutex<Names>,
     notes: Mutex<Vec<Noted>>,
+    /// The declared graph profile (`/catalog/graph-profile.toml`), and the profile merged
+    /// with the graph's own constraints once a tool first needs it in this request.
+    declared: Declared,
+    profile: Mutex<Option<Arc<Profile>>>,
+    constraint_lookups: Mutex<usize>,
 }
 
 #[derive(Default)]
@@ -50,6 +56,20 @@ pub struct Noted {
 impl Session {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A session whose tools know the graph's shape from a declared profile as well as
+    /// from its constraints.
+    pub fn with_declared(declared: Declared) -> Self {
+        Session {
+            declared,
+            ..Self::default()
+        }
+    }
+
+    /// `SHOW CONSTRAINTS` statements sent so far (at most one per session).
+    pub fn constraint_lookups(&self) -> usize {
+        *lock(&self.constraint_lookups)
     }
 
     /// Schema statements sent so far (`db.labels()`, `db.relationshipTypes()`).
@@ -164,6 +184,41 @@ impl<'a, T: Transport> Graph<'a, T> {
         labels.list = Some(label_list);
         types.list = Some(type_list);
         Ok(())
+    }
+
+    /// The graph profile: the declared file merged with the graph's uniqueness and
+    /// node-key constraints, read once per session. A graph that refuses to list its
+    /// constraints (a user without the privilege) is profiled from the file alone.
+    pub fn profile(&self) -> Result<Arc<Profile>, Neo4jError> {
+        if let Some(profile) = &*lock(&self.session.profile) {
+            return Ok(profile.clone());
+        }
+        *lock(&self.session.constraint_lookups) += 1;
+        let keys = match self.run(CONSTRAINTS_STATEMENT, Map::new(), AccessMode::Read) {
+            Ok(result) => {
+                let rows: Vec<Vec<Json>> = result
+                    .rows
+                    .iter()
+                    .map(|row| row.iter().map(neo4j_client::Value::to_plain_json).collect())
+                    .collect();
+                keys_from_constraint_rows(&rows)
+            }
+            Err(e) if e.is_retryable() || e.code.is_none() => return Err(e),
+            Err(_) => Default::default(),
+        };
+        let profile = Arc::new(Profile::merge(&self.session.declared, &keys));
+        *lock(&self.session.profile) = Some(profile.clone());
+        Ok(profile)
+    }
+
+    /// The profile as far as it is known without asking the graph: the merged one when a
+    /// tool has read it in this request, else the declared file alone. For captions of
+    /// nodes a statement happened to return (`run_read_cypher`), not worth a round trip.
+    pub fn known_profile(&self) -> Arc<Profile> {
+        if let Some(profile) = &*lock(&self.session.profile) {
+            return profile.clone();
+        }
+        Arc::new(Profile::merge(&self.session.declared, &Default::default()))
     }
 
     /// The relationship types in use, each of `needed` among them if the graph has it.

@@ -85,10 +85,24 @@ impl Transport for &Graph {
                 json!(["relationshipType"]),
                 Json::Array(KNOWN_TYPES.iter().map(|t| json!([s(t)])).collect()),
             )
-        } else if statement.contains("AS by_name") {
+        } else if statement.starts_with("SHOW CONSTRAINTS") {
+            // Keys from the graph's own constraints: the session has no declared profile.
+            let list = |name: &str| json!({"$type": "List", "_value": [s(name)]});
+            let unique = |label: &str| json!([list(label), list("id"), s("UNIQUENESS")]);
             (
-                json!(["n", "by_name"]),
-                json!([[po, {"$type": "Integer", "_value": "0"}]]),
+                json!(["labelsOrTypes", "properties", "type"]),
+                json!([unique("PurchaseOrder"), unique("Supplier")]),
+            )
+        } else if statement.contains("AS by_key") {
+            (
+                json!(["node", "by_key"]),
+                json!([[po, {"$type": "Boolean", "_value": true}]]),
+            )
+        } else if statement.contains("COUNT {") {
+            let count = |t: &str| json!([s(t), {"$type": "Integer", "_value": "1"}]);
+            (
+                json!(["type", "count"]),
+                json!([count("PLACED_WITH"), count("TAGGED")]),
             )
         } else if statement.contains("MATCH p =") {
             let supplier = node(
@@ -174,6 +188,8 @@ fn a_requests_tool_calls_look_the_schema_up_once() {
         graph.statements.lock().unwrap()
     );
     assert_eq!(session.schema_lookups(), 1);
+    // The profile (the graph's constraints) is read once for the four calls too.
+    assert_eq!(session.constraint_lookups(), 1);
 
     // Without a shared session (the old behaviour), every call looks it up again.
     let fresh = Graph::default();
@@ -287,14 +303,16 @@ fn neighbours_carry_their_element_ids_and_business_keys() {
     .unwrap();
     assert_eq!(
         out.data["instance"],
-        json!({"key": "id", "value": "PO-0003"})
+        json!({"element_id": "4:x:1", "label": "PurchaseOrder", "key": {"id": "PO-0003"}, "caption": "PO-0003"})
     );
+    assert_eq!(out.data["degree"], json!({"PLACED_WITH": 1, "TAGGED": 1}));
     assert_eq!(
         out.data["neighbors"],
         json!([
-            {"element_id": "4:x:2", "labels": ["Supplier"], "id": "SUP-001", "caption": "ACME Industrial", "distance": 1},
-            // No id: the name is its key, and the caption would only repeat it.
-            {"element_id": "4:x:3", "labels": ["Tag"], "name": "urgent", "distance": 1}
+            {"element_id": "4:x:2", "labels": ["Supplier"], "label": "Supplier", "id": "SUP-001",
+             "key": {"id": "SUP-001"}, "caption": "ACME Industrial", "distance": 1},
+            // No key in the graph's constraints: its caption (its name) and element id.
+            {"element_id": "4:x:3", "labels": ["Tag"], "caption": "urgent", "distance": 1}
         ])
     );
 }

@@ -37,10 +37,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     let (counts, truncated) = match &label {
         Some(label) => {
             require_odd_label_first(client, label)?;
-            let statement = format!(
-                "MATCH (n:{}) RETURN count(n) AS count LIMIT 1",
-                quote_name(label)
-            );
+            let statement = format!("MATCH (n:{}) RETURN count(n) AS count", quote_name(label));
             let result = client
                 .run(&statement, Map::new(), AccessMode::Read)
                 .map_err(graph_error)?;
@@ -54,20 +51,40 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
             (vec![(label.clone(), count)], false)
         }
         None => {
-            let result = client
-                .run(
-                    "MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS count ORDER BY label LIMIT 1000",
-                    Map::new(),
-                    AccessMode::Read,
-                )
-                .map_err(graph_error)?;
-            let mut counts: Vec<(String, i64)> = result
-                .rows
+            // One count per label, each answered by Neo4j's count store (a label's count
+            // is kept, not counted), so this costs the number of labels, not of nodes.
+            let known = client.labels(&[]).map_err(graph_error)?;
+            let truncated = known.len() > MAX_LABELS;
+            let mut params = Map::new();
+            let parts: Vec<String> = known
                 .iter()
-                .filter_map(|r| Some((r.first()?.as_str()?.to_string(), r.get(1)?.as_i64()?)))
+                .take(MAX_LABELS)
+                .enumerate()
+                .map(|(i, label)| {
+                    params.insert(format!("l{i}"), json!(label));
+                    format!(
+                        // The count alone in its own WITH: a parameter beside the aggregate
+                        // would be a grouping key, and Neo4j would scan instead.
+                        "MATCH (n:{}) WITH count(n) AS count RETURN $l{i} AS label, count",
+                        quote_name(label)
+                    )
+                })
                 .collect();
-            let truncated = counts.len() > MAX_LABELS;
-            counts.truncate(MAX_LABELS);
+            let mut counts: Vec<(String, i64)> = if parts.is_empty() {
+                Vec::new()
+            } else {
+                client
+                    .run(&parts.join(" UNION ALL "), params, AccessMode::Read)
+                    .map_err(graph_error)?
+                    .rows
+                    .iter()
+                    .filter_map(|r| Some((r.first()?.as_str()?.to_string(), r.get(1)?.as_i64()?)))
+                    // A label with no node left (Neo4j keeps a label token after its last
+                    // node is gone) is not one of the graph's classes.
+                    .filter(|(_, count)| *count > 0)
+                    .collect()
+            };
+            counts.sort();
             (counts, truncated)
         }
     };
@@ -76,7 +93,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         None => {
             let result = client
                 .run(
-                    "MATCH (n) RETURN count(n) AS count LIMIT 1",
+                    "MATCH (n) RETURN count(n) AS count",
                     Map::new(),
                     AccessMode::Read,
                 )

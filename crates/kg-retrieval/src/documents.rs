@@ -242,13 +242,14 @@ fn ensure_document_key<T: Transport>(graph: &Client<T>, warnings: &mut Vec<Strin
     }
 }
 
-/// Documents by id, at most [`MAX_LISTED`].
+/// Documents by id, at most [`MAX_LISTED`], read in order from the id's unique index (the
+/// `IS NOT NULL` lets the planner take its order instead of sorting every document).
 pub fn list<T: Transport>(graph: &Client<T>) -> Result<Vec<DocumentInfo>, Error> {
     let mut params = Map::new();
     params.insert("limit".into(), json!(MAX_LISTED));
     let result = graph
         .run(
-            "MATCH (d:Document) RETURN d ORDER BY d.id LIMIT $limit",
+            "MATCH (d:Document) WHERE d.id IS NOT NULL RETURN d ORDER BY d.id LIMIT $limit",
             params,
             AccessMode::Read,
         )

@@ -4,6 +4,7 @@
 pub mod clock;
 mod early_body;
 mod graph_probe;
+pub mod graph_profile;
 mod http_error;
 mod llm;
 mod llm_probe;
