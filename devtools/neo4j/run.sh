@@ -19,7 +19,8 @@ fi
 # `run.sh --pool …` serves a pool of servers for the end-to-end tests (Pool.java); anything
 # else starts one server (Launcher.java).
 main=kg.neo4j.Launcher
-jvm=(-XX:+UseSerialGC -Xms256m -Xmx1g)
+# NEO4J_HEAP raises the heap for a large graph (a scale benchmark: e.g. 4g).
+jvm=(-XX:+UseSerialGC -Xms256m "-Xmx${NEO4J_HEAP:-1g}")
 if [ "${1:-}" = --pool ]; then
   shift
   main=kg.neo4j.Pool

@@ -5,6 +5,7 @@
 //! on drop.
 
 pub mod added_tool;
+pub mod airports;
 pub mod answering_stub;
 pub mod auth;
 pub mod bench_results;
@@ -21,9 +22,11 @@ pub mod oci_registry;
 pub mod oidc;
 pub mod otlp;
 pub mod process;
+pub mod profiled;
 pub mod python;
 pub mod raw_http;
 pub mod redis;
+pub mod scale_graph;
 pub mod server_timing;
 pub mod sse;
 pub mod startup;

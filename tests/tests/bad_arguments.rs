@@ -51,8 +51,8 @@ async fn every_tool_names_the_bad_argument() {
         ),
         (
             "get_instances_by_class",
-            json!({"class_name": "Supplier", "offset": -1}),
-            "offset",
+            json!({"class_name": "Supplier", "after": {"id": 1}}),
+            "after",
         ),
         (
             "get_instances_by_class",

@@ -174,9 +174,17 @@ async fn a_turn_with_four_tool_calls_looks_the_schema_up_once() {
     assert_eq!(labels, 0, "{statements:#?}");
     assert_eq!(types, 1, "{statements:#?}");
     assert_eq!(schema, 1, "{statements:#?}");
-    // The tools' own statements (the neighbours tool sends two: the instance, then its
-    // paths) and the types' look-up, no more.
-    assert_eq!(statements.len(), 7, "{statements:#?}");
+    // The tools' own statements and the types' look-up, no more: the graph's constraints
+    // once for the turn (the profile); search: the full-text index (missing here: no
+    // set-up ran), its bounded scan and the exact key and caption look-up; the page of
+    // products; each neighbours call: the instance by key, its paths and its degree per
+    // type.
+    let constraints = statements
+        .iter()
+        .filter(|s| s.starts_with("SHOW CONSTRAINTS"))
+        .count();
+    assert_eq!(constraints, 1, "{statements:#?}");
+    assert_eq!(statements.len(), 12, "{statements:#?}");
 
     // The next request looks the schema up afresh (a new instance, a new session).
     let (status, _) = host
@@ -212,8 +220,9 @@ async fn a_turn_with_four_tool_calls_looks_the_schema_up_once() {
     assert!(r.to_string().contains("Supplier"), "{r}");
     let statements = proxy.take_statements();
     // (In order per connection only: the host may send a request's statements on
-    // different pooled connections.)
-    assert_eq!(statements.len(), 2, "{statements:#?}");
+    // different pooled connections.) The profile's constraints come first: the page
+    // follows the class's key.
+    assert_eq!(statements.len(), 3, "{statements:#?}");
     assert!(
         statements.iter().any(|s| s.starts_with("CALL db.labels()")),
         "{statements:#?}"

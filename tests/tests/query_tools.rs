@@ -280,21 +280,23 @@ async fn instances_by_class_filter_and_page() {
         .collect();
     assert_eq!(found, ["SUP-007"]);
 
-    // Pages are disjoint, ordered, and say when more exist.
+    // Pages follow the key: disjoint, ordered, and the cursor says when more exist.
     let (_, first) = call(
         host,
         "get_instances_by_class",
         json!({"class_name": "Product", "limit": 30}),
     )
     .await;
+    assert_eq!(first["data"]["next"], "PRD-030", "{first}");
     let (_, second) = call(
         host,
         "get_instances_by_class",
-        json!({"class_name": "Product", "limit": 30, "offset": 30}),
+        json!({"class_name": "Product", "limit": 30, "after": first["data"]["next"]}),
     )
     .await;
     assert_eq!(first["truncated"], true);
     assert_eq!(second["truncated"], false);
+    assert_eq!(second["data"]["next"], Value::Null);
     let ids = |r: &Value| -> Vec<String> {
         r["data"]["instances"]
             .as_array()
@@ -311,7 +313,7 @@ async fn instances_by_class_filter_and_page() {
     for bad in [
         json!({}),
         json!({"class_name": "Product", "limit": 0}),
-        json!({"class_name": "Product", "offset": -1}),
+        json!({"class_name": "Product", "after": [1]}),
         json!({"class_name": "Product", "filters": {"status": "x"}}),
         json!({"class_name": "Product", "filters": [{"property": "x", "op": "regex", "value": ".*"}]}),
     ] {
@@ -428,14 +430,20 @@ async fn neighbors_refuse_ambiguity_unknowns_and_bad_arguments() {
     )
     .await;
     assert_eq!(status, 409, "{e}");
-    let candidates: Vec<&str> = e["error"]["detail"]["candidates"]
-        .as_array()
-        .unwrap()
+    // Each candidate carries its label, key and caption, so the next call can name it.
+    let candidates = e["error"]["detail"]["candidates"].as_array().unwrap();
+    let keys: Vec<&str> = candidates
         .iter()
-        .filter_map(|c| c["id"].as_str())
+        .filter_map(|c| c["key"]["id"].as_str())
         .collect();
-    assert_eq!(candidates, ["SUP-001", "SUP-900"]);
-    // By id it is unambiguous.
+    assert_eq!(keys, ["SUP-001", "SUP-900"]);
+    assert!(
+        candidates
+            .iter()
+            .all(|c| c["label"] == "Supplier" && c["caption"] == "ACME Industrial"),
+        "{e}"
+    );
+    // By key, or by the element id a candidate gave, it is unambiguous.
     let (status, _) = call(
         host,
         "get_instance_neighbors",
@@ -443,6 +451,14 @@ async fn neighbors_refuse_ambiguity_unknowns_and_bad_arguments() {
     )
     .await;
     assert_eq!(status, 200);
+    let (status, r) = call(
+        host,
+        "get_instance_neighbors",
+        json!({"instance": candidates[1]["element_id"]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["data"]["instance"]["key"]["id"], "SUP-900");
 
     let (status, e) = call(
         host,

@@ -11,6 +11,7 @@ import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
 import org.neo4j.configuration.connectors.HttpConnector;
 import org.neo4j.configuration.helpers.SocketAddress;
+import org.neo4j.io.ByteUnit;
 import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.graphdb.Transaction;
 import org.neo4j.harness.Neo4j;
@@ -42,14 +43,21 @@ public final class Launcher {
       return;
     }
     long started = System.nanoTime();
-    Neo4j neo4j =
+    var builder =
         Neo4jBuilders.newInProcessBuilder()
             .withConfig(HttpConnector.enabled, true)
             .withConfig(HttpConnector.listen_address, new SocketAddress("127.0.0.1", options.httpPort))
             .withConfig(BoltConnector.enabled, true)
             .withConfig(BoltConnector.listen_address, new SocketAddress("127.0.0.1", options.boltPort))
-            .withConfig(GraphDatabaseSettings.auth_enabled, true)
-            .build();
+            .withConfig(GraphDatabaseSettings.auth_enabled, true);
+    if (options.pageCacheMb > 0) {
+      // Sized for the graph (a scale benchmark's millions of nodes); Neo4j's own default
+      // when not given.
+      builder =
+          builder.withConfig(
+              GraphDatabaseSettings.pagecache_memory, ByteUnit.mebiBytes(options.pageCacheMb));
+    }
+    Neo4j neo4j = builder.build();
     Runtime.getRuntime().addShutdownHook(new Thread(neo4j::close, "neo4j-stop"));
     neo4j
         .databaseManagementService()
@@ -120,22 +128,28 @@ public final class Launcher {
   /** The command line. */
   static final class Options {
     static final String USAGE =
-        "usage: launcher [--http-port N] [--bolt-port N] [--cypher FILE] [--until-stdin-closes]"
+        "usage: launcher [--http-port N] [--bolt-port N] [--cypher FILE] [--page-cache-mb N]"
+            + " [--until-stdin-closes]"
             + " (password in NEO4J_PASSWORD, 8+ characters)";
 
     int httpPort;
     int boltPort;
+    int pageCacheMb;
     Path cypher;
     String password;
     boolean untilStdinCloses;
 
     static Options parse(String[] args) {
       CommandLine.Parsed parsed =
-          CommandLine.parse(args, java.util.Set.of("--http-port", "--bolt-port", "--cypher"));
+          CommandLine.parse(
+              args, java.util.Set.of("--http-port", "--bolt-port", "--cypher", "--page-cache-mb"));
       Options options = new Options();
       options.httpPort = port("--http-port", parsed.value("--http-port"));
       options.boltPort = port("--bolt-port", parsed.value("--bolt-port"));
       options.cypher = CommandLine.script(parsed.value("--cypher"));
+      options.pageCacheMb =
+          CommandLine.number(
+              "--page-cache-mb", parsed.value("--page-cache-mb"), 0, 0, 1 << 20, "mebibytes");
       options.untilStdinCloses = parsed.untilStdinCloses();
       options.password = CommandLine.password();
       return options;
