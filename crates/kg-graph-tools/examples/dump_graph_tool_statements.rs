@@ -71,7 +71,15 @@ impl Transport for &Recorder {
         } else if statement.contains("AS by_key") {
             // The instance look-up: found, by its key.
             let id = body["parameters"]["ref"].clone();
-            let node = json!({"elementId": "4:demo:1", "labels": ["Product"],
+            // An element id of its own per reference: a path's two ends must differ.
+            let element_id = format!(
+                "4:demo:{}",
+                id.as_str()
+                    .unwrap_or_default()
+                    .bytes()
+                    .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+            );
+            let node = json!({"elementId": element_id, "labels": ["Product"],
                               "properties": {"id": id, "name": "Sample"}});
             (vec!["node", "by_key"], vec![json!([node, true])])
         } else {
