@@ -198,17 +198,7 @@ async fn data_dir() -> Result<PathBuf> {
 }
 
 async fn run(command: &mut Command, what: &str) -> Result<()> {
-    let output = command
-        .output()
-        .await
-        .with_context(|| format!("running {what}"))?;
-    if !output.status.success() {
-        bail!(
-            "{what} failed ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
+    crate::process::succeeded(command, what).await?;
     Ok(())
 }
 

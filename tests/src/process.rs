@@ -41,6 +41,17 @@ pub fn free_port() -> Result<u16> {
 /// standard output (its progress goes to standard error), and returns that path; `what`
 /// names the command in errors, which carry its standard error.
 pub async fn path_printed_by(command: &mut Command, what: &str) -> Result<PathBuf> {
+    let output = succeeded(command, what).await?;
+    let path = PathBuf::from(String::from_utf8(output.stdout)?.trim());
+    if !path.is_file() {
+        bail!("{what} printed {}, which is no file", path.display());
+    }
+    Ok(path)
+}
+
+/// Runs `command` to its end and returns its output; a failure is an error naming `what`
+/// with the command's standard error.
+pub async fn succeeded(command: &mut Command, what: &str) -> Result<std::process::Output> {
     let output = command
         .output()
         .await
@@ -52,9 +63,5 @@ pub async fn path_printed_by(command: &mut Command, what: &str) -> Result<PathBu
             String::from_utf8_lossy(&output.stderr)
         );
     }
-    let path = PathBuf::from(String::from_utf8(output.stdout)?.trim());
-    if !path.is_file() {
-        bail!("{what} printed {}, which is no file", path.display());
-    }
-    Ok(path)
+    Ok(output)
 }

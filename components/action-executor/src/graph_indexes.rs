@@ -4,8 +4,8 @@
 //! merged with the graph's constraints as they are after the executor's own were made.
 
 use kg_graph_profile::{
-    CONSTRAINTS_STATEMENT, KeySource, Profile, SEARCH_INDEX, key_index_statements,
-    keys_from_constraint_rows, search_index_statement,
+    CONSTRAINTS_STATEMENT, Profile, SEARCH_INDEX, key_index_statements, keys_from_constraint_rows,
+    search_index_definition, search_index_statement,
 };
 use neo4j_client::{AccessMode, Client, Neo4jError, Transport, Value};
 use serde_json::{Map, Value as Json};
@@ -33,30 +33,8 @@ pub fn statements<T: Transport>(
     for own in kg_actions::catalog::RESERVED_LABELS {
         constraint_keys.remove(*own);
     }
-    let mut profile = Profile::merge(declared, &constraint_keys);
-    // A declared key the graph also constrains already has the constraint's index: a
-    // second index on the same property is refused by Neo4j.
-    for (label, entry) in profile.labels.iter_mut() {
-        if constraint_keys
-            .get(label)
-            .is_some_and(|keys| keys.contains(&entry.key))
-        {
-            entry.key_source = Some(KeySource::Constraint);
-        }
-    }
-    // Likewise a caption that is also a constrained property.
-    let constrained: Vec<String> = constraint_keys
-        .iter()
-        .flat_map(|(label, keys)| {
-            keys.iter()
-                .filter(|k| k.len() == 1)
-                .map(move |k| format!("FOR (n:{}) ON (n.{})", quote(label), quote(&k[0])))
-        })
-        .collect();
-    let mut statements: Vec<String> = key_index_statements(&profile)
-        .into_iter()
-        .filter(|s| !constrained.iter().any(|c| s.contains(c.as_str())))
-        .collect();
+    let profile = Profile::merge(declared, &constraint_keys);
+    let mut statements = key_index_statements(&profile);
     if let Some(create) = search_index_statement(&profile) {
         let now = plain_rows(
             client
@@ -64,7 +42,7 @@ pub fn statements<T: Transport>(
                 .rows,
         );
         if let Some(existing) = now.first()
-            && definition(existing) != wanted(&profile)
+            && definition(existing) != search_index_definition(&profile)
         {
             statements.push(format!("DROP INDEX {SEARCH_INDEX} IF EXISTS"));
         }
@@ -73,20 +51,14 @@ pub fn statements<T: Transport>(
     Ok(statements)
 }
 
-fn quote(name: &str) -> String {
-    format!("`{}`", name.replace('`', "``"))
-}
-
 fn plain_rows(rows: Vec<Vec<Value>>) -> Vec<Vec<Json>> {
     rows.iter()
         .map(|row| row.iter().map(Value::to_plain_json).collect())
         .collect()
 }
 
-type Definition = (BTreeSet<String>, BTreeSet<String>);
-
 /// An index row's (labels, properties).
-fn definition(row: &[Json]) -> Definition {
+fn definition(row: &[Json]) -> (BTreeSet<String>, BTreeSet<String>) {
     let names = |v: Option<&Json>| -> BTreeSet<String> {
         v.and_then(Json::as_array)
             .map(|items| {
@@ -99,17 +71,4 @@ fn definition(row: &[Json]) -> Definition {
             .unwrap_or_default()
     };
     (names(row.first()), names(row.get(1)))
-}
-
-/// The search index's (labels, properties) the profile asks for.
-fn wanted(profile: &Profile) -> Definition {
-    let mut labels = BTreeSet::new();
-    let mut properties = BTreeSet::new();
-    for (label, entry) in &profile.labels {
-        if !entry.text.is_empty() {
-            labels.insert(label.clone());
-            properties.extend(entry.text.iter().cloned());
-        }
-    }
-    (labels, properties)
 }

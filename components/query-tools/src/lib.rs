@@ -154,20 +154,10 @@ impl Guest for QueryTools {
 /// answer (the graph check says why).
 fn graph_labels() -> Option<Vec<String>> {
     let client = kg_spin::graph_client().ok()?;
-    let result = client
-        .run(
-            "CALL db.labels() YIELD label RETURN label LIMIT 1000",
-            Default::default(),
-            neo4j_client::AccessMode::Read,
-        )
-        .ok()?;
-    Some(
-        result
-            .rows
-            .iter()
-            .filter_map(|r| r.first()?.as_str().map(str::to_string))
-            .collect(),
-    )
+    let session = kg_graph_tools::Session::new();
+    kg_graph_tools::Graph::new(&client, &session)
+        .labels(&[])
+        .ok()
 }
 
 export!(QueryTools);

@@ -14,21 +14,13 @@ pub const SEARCH_INDEX: &str = "kg_graph_search";
 /// properties needs the index dropped first (the set-up compares the existing index's
 /// definition and drops it when it differs).
 pub fn search_index_statement(profile: &Profile) -> Option<String> {
-    let mut labels = Vec::new();
-    // Sorted by the names themselves, not their quoted forms (a doubled back-tick sorts
-    // differently from the name it stands for).
-    let mut properties = BTreeSet::new();
-    for (label, entry) in &profile.labels {
-        if !entry.text.is_empty() {
-            labels.push(quote(label));
-            properties.extend(entry.text.iter().map(String::as_str));
-        }
-    }
+    let (labels, properties) = search_index_definition(profile);
     if labels.is_empty() {
         return None;
     }
+    let labels: Vec<String> = labels.iter().map(|l| quote(l)).collect();
     let properties: Vec<String> = properties
-        .into_iter()
+        .iter()
         .map(|p| format!("n.{}", quote(p)))
         .collect();
     Some(format!(
@@ -36,6 +28,22 @@ pub fn search_index_statement(profile: &Profile) -> Option<String> {
         labels.join("|"),
         properties.join(", ")
     ))
+}
+
+/// The labels and properties the search index covers: every label with text properties,
+/// and the union of those properties, each sorted by the names themselves (not their
+/// quoted forms: a doubled back-tick sorts differently from the name it stands for). The
+/// set-up compares it with the existing index's definition.
+pub fn search_index_definition(profile: &Profile) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut labels = BTreeSet::new();
+    let mut properties = BTreeSet::new();
+    for (label, entry) in &profile.labels {
+        if !entry.text.is_empty() {
+            labels.insert(label.clone());
+            properties.extend(entry.text.iter().cloned());
+        }
+    }
+    (labels, properties)
 }
 
 /// A range index per (label, property) for every single-property key the file declares
@@ -55,8 +63,11 @@ pub fn key_index_statements(profile: &Profile) -> Vec<String> {
             wanted.insert((label.as_str(), caption));
         }
     }
+    // A property a constraint covers already has the constraint's index (Neo4j takes a
+    // second one on it as a no-op at best).
     wanted
         .into_iter()
+        .filter(|(label, property)| !profile.is_constrained(label, property))
         .map(|(label, property)| {
             format!(
                 "CREATE INDEX {} IF NOT EXISTS FOR (n:{}) ON (n.{})",
@@ -249,5 +260,19 @@ mod tests {
         assert_eq!(fnv1a(""), 0x811c_9dc5);
         assert_eq!(fnv1a("a"), 0xe40c_292c);
         assert_eq!(fnv1a("foobar"), 0xbf9c_f968);
+    }
+
+    #[test]
+    fn a_constrained_key_or_caption_gets_no_second_index() {
+        let p = profile(
+            "[labels.Supplier]\nkey = \"id\"\ncaption = \"name\"\n[labels.Country]\ncaption = \"iso\"\n",
+            &[("Supplier", "id"), ("Country", "iso")],
+        );
+        let statements = key_index_statements(&p);
+        assert_eq!(statements.len(), 1, "{statements:?}");
+        assert!(
+            statements[0].ends_with("FOR (n:`Supplier`) ON (n.`name`)"),
+            "{statements:?}"
+        );
     }
 }

@@ -17,9 +17,11 @@ mod indexes;
 mod profile;
 
 pub use declared::{Declared, DeclaredLabel, ProfileError};
-pub use indexes::{SEARCH_INDEX, key_index_statements, search_index_statement};
+pub use indexes::{
+    SEARCH_INDEX, key_index_statements, search_index_definition, search_index_statement,
+};
 pub use profile::{
-    CONSTRAINTS_STATEMENT, KeySource, LabelProfile, Profile, keys_from_constraint_rows,
+    CONSTRAINTS_STATEMENT, KeySource, LabelProfile, Profile, keys_from_constraint_rows, text_of,
 };
 
 #[cfg(test)]

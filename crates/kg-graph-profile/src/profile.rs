@@ -55,6 +55,11 @@ impl LabelProfile {
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Profile {
     pub labels: BTreeMap<String, LabelProfile>,
+    /// Every key the graph's constraints give, per label (what [`Profile::merge`] was
+    /// given): a constrained property already has the constraint's index. Input, not part
+    /// of the profile as it is reported.
+    #[serde(skip)]
+    pub constrained: BTreeMap<String, Vec<Vec<String>>>,
 }
 
 impl Profile {
@@ -111,7 +116,18 @@ impl Profile {
                 },
             );
         }
-        Profile { labels }
+        Profile {
+            labels,
+            constrained: constraint_keys.clone(),
+        }
+    }
+
+    /// True when a constraint of the graph covers exactly this one property of `label`
+    /// (and so its index serves look-ups by it).
+    pub fn is_constrained(&self, label: &str, property: &str) -> bool {
+        self.constrained
+            .get(label)
+            .is_some_and(|keys| keys.iter().any(|k| k.len() == 1 && k[0] == property))
     }
 
     pub fn label(&self, label: &str) -> Option<&LabelProfile> {
@@ -231,7 +247,7 @@ fn default_text(caption: Option<&str>, key: &[String]) -> Vec<String> {
 }
 
 /// A caption's text: strings as they are, numbers as JSON prints them.
-fn text_of(value: &Json) -> Option<String> {
+pub fn text_of(value: &Json) -> Option<String> {
     match value {
         Json::String(s) => Some(s.clone()),
         Json::Number(n) => Some(n.to_string()),

@@ -4,7 +4,7 @@ use crate::args;
 use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
-use crate::neighbors::caption;
+use crate::neighbors::{caption, plain};
 use crate::schema::{require_label_unless_found, require_odd_label_first};
 use crate::session::Graph;
 use kg_wit::types::Error;
@@ -220,10 +220,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
                 labels,
                 properties,
             }) => {
-                let properties: Map<String, Json> = properties
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.to_plain_json()))
-                    .collect();
+                let properties = plain(properties);
                 next = match key {
                     Some(key) => properties.get(key).cloned().unwrap_or(Json::Null),
                     None => json!(element_id),
@@ -238,7 +235,6 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
             _ => None,
         })
         .collect();
-    let filtered = conditions.len() - usize::from(after.is_some() || key.is_some());
     if !truncated {
         next = Json::Null;
     }
@@ -247,10 +243,10 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
             "{} {class} instance{}{}{}",
             instances.len(),
             if instances.len() == 1 { "" } else { "s" },
-            if filtered == 0 {
+            if filters.is_empty() {
                 String::new()
             } else {
-                format!(" matching {filtered} filter(s)")
+                format!(" matching {} filter(s)", filters.len())
             },
             if truncated {
                 format!("; more after {next} (pass it as `after`)")

@@ -175,10 +175,7 @@ fn found(value: &Value, by_key: bool) -> Option<Found> {
     Some(Found {
         element_id: element_id.clone(),
         labels: labels.clone(),
-        properties: properties
-            .iter()
-            .map(|(k, v)| (k.clone(), v.to_plain_json()))
-            .collect(),
+        properties: crate::neighbors::plain(properties),
         by_key,
     })
 }

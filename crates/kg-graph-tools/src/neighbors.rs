@@ -9,7 +9,7 @@ use crate::schema::{
     require_label_unless_found, require_odd_label_first, require_relationship_type,
 };
 use crate::session::Graph;
-use kg_graph_profile::Profile;
+use kg_graph_profile::{Profile, text_of};
 use kg_wit::types::{Error, ErrorCode, GraphData, GraphEdge, GraphNode};
 use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
@@ -304,7 +304,8 @@ fn degree<T: Transport>(
 /// Relationship types whose degree one answer counts, at most.
 const MAX_DEGREE_TYPES: usize = 50;
 
-fn plain(properties: &BTreeMap<String, Value>) -> Map<String, Json> {
+/// A node's or relationship's properties as compact JSON (see `Value::to_plain_json`).
+pub(crate) fn plain(properties: &BTreeMap<String, Value>) -> Map<String, Json> {
     properties
         .iter()
         .map(|(k, v)| (k.clone(), v.to_plain_json()))
@@ -318,26 +319,16 @@ pub fn caption(
     labels: &[String],
     properties: &Map<String, Json>,
 ) -> Option<String> {
-    let text = |v: &Json| match v {
-        Json::String(s) => Some(s.clone()),
-        Json::Number(n) => Some(n.to_string()),
-        _ => None,
-    };
     labels
         .iter()
         .filter_map(|l| profile.label(l)?.caption.as_deref())
-        .find_map(|p| properties.get(p).and_then(text))
-        .or_else(|| properties.get("name").and_then(text))
+        .find_map(|p| properties.get(p).and_then(text_of))
+        .or_else(|| properties.get("name").and_then(text_of))
         .or_else(|| profile.caption_of(labels, properties))
 }
 
 pub fn props(properties: &BTreeMap<String, Value>) -> Json {
-    Json::Object(
-        properties
-            .iter()
-            .map(|(k, v)| (k.clone(), v.to_plain_json()))
-            .collect(),
-    )
+    Json::Object(plain(properties))
 }
 
 pub fn graph_edge(value: &Value) -> Option<GraphEdge> {

@@ -11,7 +11,7 @@ use crate::args;
 use crate::catalog::ToolOutput;
 use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
-use crate::neighbors::caption;
+use crate::neighbors::{caption, plain};
 use crate::ontology::META_LABELS;
 use crate::schema::{require_label_unless_found, require_odd_label_first};
 use crate::session::Graph;
@@ -216,9 +216,9 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     let mut found = candidates(client, &profile, &term, class.as_deref(), limit)?;
     // Exact keys and captions by their indexes, whatever the index's candidates hold.
     let exact = crate::instance::exact_matches(client, &profile, &term, class.as_deref())?;
-    for (node, _) in exact.into_iter().rev() {
-        found.nodes.insert(0, node);
-    }
+    found
+        .nodes
+        .splice(0..0, exact.into_iter().map(|(node, _)| node));
     if let Some(class) = &class {
         require_label_unless_found(client, class, !found.nodes.is_empty())?;
     }
@@ -237,10 +237,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         if !seen.insert(element_id) {
             continue;
         }
-        let properties: Map<String, Json> = properties
-            .iter()
-            .map(|(k, v)| (k.clone(), v.to_plain_json()))
-            .collect();
+        let properties = plain(properties);
         let Some((quality, matched)) = rank(&profile, labels, &properties, &lower) else {
             continue;
         };

@@ -151,7 +151,7 @@ fn sample(value: &Value) -> Json {
             ..
         } => json!({
             "element_id": element_id,
-            "properties": Json::Object(properties.iter().map(|(k, v)| (k.clone(), v.to_plain_json())).collect()),
+            "properties": crate::neighbors::props(properties),
         }),
         other => other.to_plain_json(),
     }
