@@ -236,6 +236,22 @@ pub(crate) fn exact_matches<T: Transport>(
     reference: &str,
     class: Option<&str>,
 ) -> Result<Vec<(Value, bool)>, Error> {
+    let Some((statement, params)) = exact_statement(profile, reference, class) else {
+        return Ok(Vec::new());
+    };
+    let result = client
+        .run(&statement, params, AccessMode::Read)
+        .map_err(graph_error)?;
+    Ok(result.rows.into_iter().filter_map(exact_row).collect())
+}
+
+/// The statement of [`exact_matches`] (rows `node, by_key`) and its parameters (`$values`
+/// and `$ref`), or None when no label has a key or caption in reach.
+pub(crate) fn exact_statement(
+    profile: &Profile,
+    reference: &str,
+    class: Option<&str>,
+) -> Option<(String, Map<String, Json>)> {
     let mut parts = Vec::new();
     let in_reach = |label: &str| class.is_none_or(|c| c == label);
     for (label, key) in profile.keyed_labels() {
@@ -260,22 +276,18 @@ pub(crate) fn exact_matches<T: Transport>(
     }
     parts.truncate(MAX_LOOKUP_LABELS);
     if parts.is_empty() {
-        return Ok(Vec::new());
+        return None;
     }
     let mut params = Map::new();
     params.insert("values".into(), key_values(reference));
     params.insert("ref".into(), json!(reference));
-    let result = client
-        .run(&parts.join(" UNION ALL "), params, AccessMode::Read)
-        .map_err(graph_error)?;
-    Ok(result
-        .rows
-        .into_iter()
-        .filter_map(|row| {
-            let by_key = matches!(row.get(1), Some(Value::Boolean(true)));
-            row.into_iter().next().map(|node| (node, by_key))
-        })
-        .collect())
+    Some((parts.join(" UNION ALL "), params))
+}
+
+/// A row of [`exact_statement`]: the node and whether its key (not its caption) matched.
+pub(crate) fn exact_row(row: Vec<Value>) -> Option<(Value, bool)> {
+    let by_key = matches!(row.get(1), Some(Value::Boolean(true)));
+    row.into_iter().next().map(|node| (node, by_key))
 }
 
 /// A caption written in another case ("acme industrial"): the search index's candidates

@@ -77,38 +77,103 @@ pub fn candidates<T: Transport>(
     class: Option<&str>,
     wanted: i64,
 ) -> Result<Candidates, Error> {
+    Ok(candidates_and_exact(client, profile, term, class, wanted, false)?.0)
+}
+
+/// [`candidates`], and with `exact` the nodes whose key or caption is exactly `term`
+/// ([`crate::instance::exact_matches`]) in the same round trip: the index's query and
+/// the exact look-ups are one `UNION ALL` statement (index rows have a null `by_key`).
+/// Without the index, the scan and the look-ups are two statements.
+fn candidates_and_exact<T: Transport>(
+    client: &Graph<'_, T>,
+    profile: &Profile,
+    term: &str,
+    class: Option<&str>,
+    wanted: i64,
+    exact: bool,
+) -> Result<(Candidates, Vec<Value>), Error> {
+    let exact_part = exact
+        .then(|| crate::instance::exact_statement(profile, term, class))
+        .flatten();
     let indexed_class = class.is_none_or(|c| profile.label(c).is_some_and(|l| !l.text.is_empty()));
     if let (Some(query), true) = (index_query(term), indexed_class) {
         let filter = class
             .map(|c| format!(" WHERE node:{}", quote_name(c)))
             .unwrap_or_default();
-        let statement = format!(
-            "CALL db.index.fulltext.queryNodes($index, $query, {{limit: $candidates}}) YIELD node, score{filter} RETURN node, score"
+        let mut statement = format!(
+            "CALL db.index.fulltext.queryNodes($index, $query, {{limit: $candidates}}) YIELD node, score{filter} RETURN node, null AS by_key"
         );
         let limit = INDEX_CANDIDATES.max(wanted * 10);
         let mut params = Map::new();
+        if let Some((text, exact_params)) = &exact_part {
+            statement.push_str(" UNION ALL ");
+            statement.push_str(text);
+            params.extend(exact_params.clone());
+        }
         params.insert("index".into(), json!(SEARCH_INDEX));
         params.insert("query".into(), json!(query));
         params.insert("candidates".into(), json!(limit));
         match client.run(&statement, params, AccessMode::Read) {
             Ok(result) => {
-                let cut = result.rows.len() as i64 >= limit;
-                return Ok(Candidates {
-                    nodes: result
-                        .rows
-                        .into_iter()
-                        .filter_map(|r| r.into_iter().next())
-                        .collect(),
-                    index_missing: false,
-                    cut,
-                });
+                let mut nodes = Vec::new();
+                let mut exact_nodes = Vec::new();
+                for row in result.rows {
+                    if matches!(row.get(1), Some(Value::Boolean(_))) {
+                        exact_nodes.extend(crate::instance::exact_row(row).map(|(n, _)| n));
+                    } else {
+                        nodes.extend(row.into_iter().next());
+                    }
+                }
+                let cut = nodes.len() as i64 >= limit;
+                return Ok((
+                    Candidates {
+                        nodes,
+                        index_missing: false,
+                        cut,
+                    },
+                    exact_nodes,
+                ));
             }
             Err(e) if is_missing_index(&e) => {}
             Err(e) => return Err(graph_error(e)),
         }
-        return scan(client, term, class, wanted, true);
+        return with_exact(
+            client,
+            profile,
+            term,
+            class,
+            scan(client, term, class, wanted, true)?,
+            exact,
+        );
     }
-    scan(client, term, class, wanted, false)
+    with_exact(
+        client,
+        profile,
+        term,
+        class,
+        scan(client, term, class, wanted, false)?,
+        exact,
+    )
+}
+
+/// The scan's candidates and, with `exact`, the exact look-ups in a statement of their own.
+fn with_exact<T: Transport>(
+    client: &Graph<'_, T>,
+    profile: &Profile,
+    term: &str,
+    class: Option<&str>,
+    found: Candidates,
+    exact: bool,
+) -> Result<(Candidates, Vec<Value>), Error> {
+    let exact_nodes = if exact {
+        crate::instance::exact_matches(client, profile, term, class)?
+            .into_iter()
+            .map(|(node, _)| node)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok((found, exact_nodes))
 }
 
 fn is_missing_index(e: &neo4j_client::Neo4jError) -> bool {
@@ -213,12 +278,10 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         require_odd_label_first(client, class)?;
     }
     let profile = client.profile().map_err(graph_error)?;
-    let mut found = candidates(client, &profile, &term, class.as_deref(), limit)?;
     // Exact keys and captions by their indexes, whatever the index's candidates hold.
-    let exact = crate::instance::exact_matches(client, &profile, &term, class.as_deref())?;
-    found
-        .nodes
-        .splice(0..0, exact.into_iter().map(|(node, _)| node));
+    let (mut found, exact) =
+        candidates_and_exact(client, &profile, &term, class.as_deref(), limit, true)?;
+    found.nodes.splice(0..0, exact);
     if let Some(class) = &class {
         require_label_unless_found(client, class, !found.nodes.is_empty())?;
     }

@@ -34,101 +34,61 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     let label = args::optional_string(&args, "label")?;
     let sample_size = args::optional_integer(&args, "sample_size", 3, 0, 10)?;
 
-    let (counts, truncated) = match &label {
+    // One statement answers the counts, the samples and (for all labels) the total, so
+    // the call costs two round trips (the label list, then this) however many labels the
+    // graph has: a statement per label's samples made it thirteen on the demo.
+    let (labels, truncated) = match &label {
         Some(label) => {
             require_odd_label_first(client, label)?;
-            let statement = format!("MATCH (n:{}) RETURN count(n) AS count", quote_name(label));
-            let result = client
-                .run(&statement, Map::new(), AccessMode::Read)
-                .map_err(graph_error)?;
-            let count = result
-                .rows
-                .first()
-                .and_then(|r| r.first())
-                .and_then(Value::as_i64)
-                .unwrap_or(0);
-            require_label_unless_found(client, label, count > 0)?;
-            (vec![(label.clone(), count)], false)
+            (vec![label.clone()], false)
         }
         None => {
-            // One count per label, each answered by Neo4j's count store (a label's count
-            // is kept, not counted), so this costs the number of labels, not of nodes.
             let known = client.labels(&[]).map_err(graph_error)?;
             let truncated = known.len() > MAX_LABELS;
-            let mut params = Map::new();
-            let parts: Vec<String> = known
-                .iter()
-                .take(MAX_LABELS)
-                .enumerate()
-                .map(|(i, label)| {
-                    params.insert(format!("l{i}"), json!(label));
-                    format!(
-                        // The count alone in its own WITH: a parameter beside the aggregate
-                        // would be a grouping key, and Neo4j would scan instead.
-                        "MATCH (n:{}) WITH count(n) AS count RETURN $l{i} AS label, count",
-                        quote_name(label)
-                    )
-                })
-                .collect();
-            let mut counts: Vec<(String, i64)> = if parts.is_empty() {
-                Vec::new()
-            } else {
-                client
-                    .run(&parts.join(" UNION ALL "), params, AccessMode::Read)
-                    .map_err(graph_error)?
-                    .rows
-                    .iter()
-                    .filter_map(|r| Some((r.first()?.as_str()?.to_string(), r.get(1)?.as_i64()?)))
-                    // A label with no node left (Neo4j keeps a label token after its last
-                    // node is gone) is not one of the graph's classes.
-                    .filter(|(_, count)| *count > 0)
-                    .collect()
-            };
-            counts.sort();
-            (counts, truncated)
+            (known.into_iter().take(MAX_LABELS).collect(), truncated)
         }
     };
-    let total = match &label {
-        Some(_) => counts.iter().map(|(_, c)| c).sum(),
-        None => {
-            let result = client
-                .run(
-                    "MATCH (n) RETURN count(n) AS count",
-                    Map::new(),
-                    AccessMode::Read,
-                )
-                .map_err(graph_error)?;
-            result
-                .rows
-                .first()
-                .and_then(|r| r.first())
-                .and_then(Value::as_i64)
-                .unwrap_or(0)
+    let (statement, params) = counts_and_samples(&labels, label.is_none(), sample_size);
+    let rows = client
+        .run(&statement, params, AccessMode::Read)
+        .map_err(graph_error)?
+        .rows;
+    let mut total = 0;
+    let mut counts: Vec<(String, i64, Vec<Json>)> = Vec::new();
+    for row in &rows {
+        let count = row.get(1).and_then(Value::as_i64).unwrap_or(0);
+        match row.first().and_then(Value::as_str) {
+            Some(name) => {
+                let samples = match row.get(2) {
+                    Some(Value::List(nodes)) => nodes.iter().map(sample).collect(),
+                    _ => Vec::new(),
+                };
+                counts.push((name.to_string(), count, samples));
+            }
+            // The branch counting every node.
+            None => total = count,
         }
-    };
-
-    let mut entries = Vec::new();
-    for (name, count) in &counts {
-        let mut samples = Vec::new();
-        if sample_size > 0 && *count > 0 {
-            let statement = format!("MATCH (n:{}) RETURN n LIMIT $limit", quote_name(name));
-            let mut params = Map::new();
-            params.insert("limit".into(), json!(sample_size));
-            let result = client
-                .run(&statement, params, AccessMode::Read)
-                .map_err(graph_error)?;
-            samples = result
-                .rows
-                .iter()
-                .filter_map(|r| r.first())
-                .map(sample)
-                .collect();
-        }
-        entries.push(json!({"label": name, "count": count, "samples": samples}));
     }
-    let summary = match (&label, counts.iter().max_by_key(|(_, c)| *c)) {
+    if let Some(label) = &label {
+        let count = counts.first().map_or(0, |(_, c, _)| *c);
+        require_label_unless_found(client, label, count > 0)?;
+        total = count;
+        if counts.is_empty() {
+            counts.push((label.clone(), 0, Vec::new()));
+        }
+    }
+    // A label with no node left (Neo4j keeps a label token after its last node is gone)
+    // is not one of the graph's classes.
+    counts.retain(|(_, count, _)| label.is_some() || *count > 0);
+    counts.sort_by(|a, b| a.0.cmp(&b.0));
+
+    let entries: Vec<Json> = counts
+        .iter()
+        .map(|(name, count, samples)| json!({"label": name, "count": count, "samples": samples}))
+        .collect();
+    let summary = match (&label, counts.iter().max_by_key(|(_, c, _)| *c)) {
         (Some(label), _) => format!("{label}: {total} nodes"),
-        (None, Some((largest, n))) => format!(
+        (None, Some((largest, n, _))) => format!(
             "{} labels, {total} nodes; largest: {largest} ({n})",
             counts.len()
         ),
@@ -140,6 +100,46 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         graph: None,
         truncated,
     })
+}
+
+/// One statement, a `UNION ALL` branch per label: its count from Neo4j's count store
+/// (a label's count is kept, not counted; the count alone in its own `WITH`, since a
+/// parameter beside the aggregate would be a grouping key and Neo4j would scan instead),
+/// then up to `sample_size` of its nodes, collected; and with `with_total` a branch
+/// counting every node (label `null`). Rows: `label, count, samples`. A label with no
+/// node answers no row when samples are asked for (the subquery has none to join).
+fn counts_and_samples(
+    labels: &[String],
+    with_total: bool,
+    sample_size: i64,
+) -> (String, Map<String, Json>) {
+    let mut params = Map::new();
+    params.insert("limit".into(), json!(sample_size));
+    let mut parts: Vec<String> = labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| {
+            params.insert(format!("l{i}"), json!(label));
+            let label = quote_name(label);
+            if sample_size > 0 {
+                format!(
+                    "MATCH (n:{label}) WITH count(n) AS count \
+                     CALL () {{ MATCH (s:{label}) RETURN s LIMIT $limit }} \
+                     RETURN $l{i} AS label, count, collect(s) AS samples"
+                )
+            } else {
+                format!(
+                    "MATCH (n:{label}) WITH count(n) AS count RETURN $l{i} AS label, count, [] AS samples"
+                )
+            }
+        })
+        .collect();
+    if with_total {
+        parts.push(
+            "MATCH (n) WITH count(n) AS count RETURN null AS label, count, [] AS samples".into(),
+        );
+    }
+    (parts.join(" UNION ALL "), params)
 }
 
 /// A node as a compact sample: its element id and properties.
