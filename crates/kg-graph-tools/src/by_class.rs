@@ -177,7 +177,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     }
 
     require_odd_label_first(client, &class)?;
-    let profile = client.profile().map_err(graph_error)?;
+    let profile = client.profile_for(&class).map_err(graph_error)?;
     // Pages follow the label's key, so each is a range read of its index from the cursor
     // on, in index order, never a sort of the whole label; a label without a key is paged
     // by element id (a scan of that label, not of the graph).

@@ -94,7 +94,11 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
             .label(&class)
             .and_then(|l| l.description.clone())
     });
-    let properties = properties(&read, &label, &declared)?;
+    // The count, the property sample and the sample instances in one statement.
+    let profile = client.profile_for(&class).map_err(graph_error)?;
+    let key = profile.label(&class).and_then(|l| l.single_key());
+    let (count, observed, sampled) = counted_and_sampled(&read, &label, key, sample_size)?;
+    let properties = properties(&observed, &declared);
     let types = client.relationship_types(&[]).map_err(graph_error)?;
     let mut relationships = relationships(&read, &label, &types)?;
     if known.iter().any(|l| l == "OntologyRelationship") {
@@ -123,40 +127,16 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         }
     }
 
-    let count = read(
-        &format!("MATCH (n:{label}) RETURN count(n) AS count"),
-        Map::new(),
-    )?
-    .rows
-    .first()
-    .and_then(|r| r.first())
-    .and_then(Value::as_i64)
-    .unwrap_or(0);
     let mut samples = Vec::new();
     let mut nodes = Vec::new();
-    if sample_size > 0 {
-        let profile = client.profile().map_err(graph_error)?;
-        let mut params = Map::new();
-        params.insert("limit".into(), json!(sample_size));
-        // In key order where the label has a key (read from its index, no sort of the
-        // whole label); otherwise the first instances the label's scan gives.
-        let statement = match profile.label(&class).and_then(|l| l.single_key()) {
-            Some(key) => format!(
-                "MATCH (n:{label}) WHERE n.{key} IS NOT NULL RETURN n ORDER BY n.{key} LIMIT $limit",
-                key = quote_name(key)
-            ),
-            None => format!("MATCH (n:{label}) RETURN n LIMIT $limit"),
-        };
-        let r = read(&statement, params)?;
-        for value in r.rows.iter().filter_map(|row| row.first()) {
-            if let Some(node) = graph_node(&profile, value) {
-                samples.push(json!({
-                    "element_id": node.id,
-                    "caption": node.caption,
-                    "properties": serde_json::from_str::<Json>(&node.properties).unwrap_or(Json::Null),
-                }));
-                nodes.push(node);
-            }
+    for value in &sampled {
+        if let Some(node) = graph_node(&profile, value) {
+            samples.push(json!({
+                "element_id": node.id,
+                "caption": node.caption,
+                "properties": serde_json::from_str::<Json>(&node.properties).unwrap_or(Json::Null),
+            }));
+            nodes.push(node);
         }
     }
     let summary = format!(
@@ -187,27 +167,72 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     })
 }
 
-/// Property names and the value types seen on a sample of instances, with the ontology's
-/// declared type where it has one.
 /// Runs one READ statement.
 type Read<'a> = &'a dyn Fn(&str, Map<String, Json>) -> Result<neo4j_client::QueryResult, Error>;
 
-fn properties(
+/// The label's count (from the count store), `[key, value]` pairs of the properties of
+/// its first [`PROPERTY_SAMPLE`] nodes, and up to `sample_size` instances (in key order
+/// where the label has a key: a range read of its index, no sort of the whole label;
+/// else the first its scan gives), in one statement: three round trips before. Each part
+/// aggregates in its own subquery, so each answers one row even when it finds nothing.
+fn counted_and_sampled(
     read: Read,
     label: &str,
-    declared: &BTreeMap<String, String>,
-) -> Result<Vec<Json>, Error> {
+    key: Option<&str>,
+    sample_size: i64,
+) -> Result<(i64, Vec<Value>, Vec<Value>), Error> {
+    let samples = if sample_size > 0 {
+        let (filter, order) = match key {
+            Some(key) => {
+                let key = quote_name(key);
+                (
+                    format!(" WHERE s.{key} IS NOT NULL"),
+                    format!(" ORDER BY s.{key}"),
+                )
+            }
+            None => (String::new(), String::new()),
+        };
+        format!(
+            "CALL () {{ MATCH (s:{label}){filter} WITH s{order} LIMIT $limit RETURN collect(s) AS samples }} "
+        )
+    } else {
+        "WITH count, observed, [] AS samples ".to_string()
+    };
     let statement = format!(
-        "MATCH (n:{label}) WITH n LIMIT {PROPERTY_SAMPLE} UNWIND keys(n) AS key RETURN key, n[key] AS value LIMIT 5000"
+        "MATCH (n:{label}) WITH count(n) AS count \
+         CALL () {{ MATCH (p:{label}) WITH p LIMIT {PROPERTY_SAMPLE} UNWIND keys(p) AS key \
+         WITH key, p[key] AS value LIMIT 5000 RETURN collect([key, value]) AS observed }} \
+         {samples}RETURN count, observed, samples"
     );
+    let mut params = Map::new();
+    params.insert("limit".into(), json!(sample_size));
+    let result = read(&statement, params)?;
+    let Some(row) = result.rows.into_iter().next() else {
+        return Ok((0, Vec::new(), Vec::new()));
+    };
+    let mut row = row.into_iter();
+    let count = row.next().as_ref().and_then(Value::as_i64).unwrap_or(0);
+    let list = |value: Option<Value>| match value {
+        Some(Value::List(items)) => items,
+        _ => Vec::new(),
+    };
+    let observed = list(row.next());
+    let samples = list(row.next());
+    Ok((count, observed, samples))
+}
+
+/// Property names and the value types seen on a sample of instances (`[key, value]`
+/// pairs), with the ontology's declared type where it has one.
+fn properties(observed: &[Value], declared: &BTreeMap<String, String>) -> Vec<Json> {
     let mut seen: BTreeMap<String, (usize, Vec<&'static str>)> = BTreeMap::new();
-    for row in read(&statement, Map::new())?.rows {
-        let Some(key) = row.first().and_then(Value::as_str) else {
+    for pair in observed {
+        let Value::List(pair) = pair else { continue };
+        let Some(key) = pair.first().and_then(Value::as_str) else {
             continue;
         };
         let entry = seen.entry(key.to_string()).or_default();
         entry.0 += 1;
-        let kind = row.get(1).map_or("null", type_name);
+        let kind = pair.get(1).map_or("null", type_name);
         if !entry.1.contains(&kind) {
             entry.1.push(kind);
         }
@@ -215,8 +240,7 @@ fn properties(
     for name in declared.keys() {
         seen.entry(name.clone()).or_default();
     }
-    Ok(seen
-        .into_iter()
+    seen.into_iter()
         .map(|(name, (present, types))| {
             json!({
                 "name": name,
@@ -225,7 +249,7 @@ fn properties(
                 "present_in_sample": present,
             })
         })
-        .collect())
+        .collect()
 }
 
 /// The class's relationships per direction and type: how many from Neo4j's count store

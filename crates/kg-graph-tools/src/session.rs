@@ -211,6 +211,17 @@ impl<'a, T: Transport> Graph<'a, T> {
         Ok(profile)
     }
 
+    /// A profile that knows `label`'s key: the declared file alone when it keys the label
+    /// (a declared key wins over a constraint's, so the graph's constraints cannot change
+    /// it and `SHOW CONSTRAINTS` is not worth its round trip), else [`Graph::profile`].
+    pub fn profile_for(&self, label: &str) -> Result<Arc<Profile>, Neo4jError> {
+        let known = self.known_profile();
+        if known.label(label).is_some_and(|l| !l.key.is_empty()) {
+            return Ok(known);
+        }
+        self.profile()
+    }
+
     /// The profile as far as it is known without asking the graph: the merged one when a
     /// tool has read it in this request, else the declared file alone. For captions of
     /// nodes a statement happened to return (`run_read_cypher`), not worth a round trip.
