@@ -127,17 +127,45 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     } else {
         format!("*1..{hops}")
     };
+    // The page and the degree per type in one statement (one round trip, not two). The
+    // types counted: those asked for, else every type the graph has (a list the request
+    // reads once).
+    let all;
+    let degree_types: &[String] = if types.is_empty() {
+        all = client.relationship_types(&[]).map_err(graph_error)?;
+        &all
+    } else {
+        &types
+    };
+    let degree_types: Vec<&String> = degree_types.iter().take(MAX_DEGREE_TYPES).collect();
+    let counts: Vec<String> = degree_types
+        .iter()
+        .map(|t| format!("COUNT {{ (n){left}[:{}]{right}() }}", quote_name(t)))
+        .collect();
     let statement = format!(
-        "MATCH (n) WHERE {} MATCH p = (n){left}[{type_filter}{length}]{right}(m) RETURN p LIMIT $limit",
-        Resolved::condition("n", "id")
+        "MATCH (n) WHERE {} \
+         CALL (n) {{ MATCH p = (n){left}[{type_filter}{length}]{right}(m) WITH p LIMIT $limit RETURN collect(p) AS paths }} \
+         RETURN paths, [{}] AS degrees",
+        Resolved::condition("n", "id"),
+        counts.join(", ")
     );
     let mut params = Map::new();
     params.insert("id".into(), json!(instance.element_id));
     params.insert("limit".into(), json!(limit + 1));
-    let result = client
+    let mut row = client
         .run(&statement, params, AccessMode::Read)
-        .map_err(graph_error)?;
-    let truncated = result.rows.len() as i64 > limit;
+        .map_err(graph_error)?
+        .rows
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+        .into_iter();
+    let paths = match row.next() {
+        Some(Value::List(paths)) => paths,
+        _ => Vec::new(),
+    };
+    let degree = degree(&degree_types, row.next());
+    let truncated = paths.len() as i64 > limit;
 
     // Nodes keyed by element id with their smallest distance; edges deduplicated.
     let mut nodes: BTreeMap<String, (GraphNode, usize)> = BTreeMap::new();
@@ -145,11 +173,11 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     let mut keys: BTreeMap<String, (String, Map<String, Json>)> = BTreeMap::new();
     let mut edges: BTreeMap<String, GraphEdge> = BTreeMap::new();
     let mut start = None;
-    for row in result.rows.iter().take(limit as usize) {
-        let Some(Value::Path {
+    for path in paths.iter().take(limit as usize) {
+        let Value::Path {
             nodes: path_nodes,
             relationships,
-        }) = row.first()
+        } = path
         else {
             continue;
         };
@@ -191,7 +219,6 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
             .entry(n.labels.first().map_or("?", String::as_str))
             .or_default() += 1;
     }
-    let degree = degree(client, &instance, &types, left, right)?;
     let summary = format!(
         "{} neighbours of {} within {hops} hop{}: {}{}",
         neighbors.len(),
@@ -250,55 +277,21 @@ fn neighbor(node: &GraphNode, distance: usize, key: Option<&(String, Map<String,
 }
 
 /// How many relationships of each type (of `types`, or of every type the graph has, up
-/// to [`MAX_DEGREE_TYPES`]) the instance has in the direction asked. Each count is a
-/// `COUNT {}` on one type and direction, which Neo4j answers from the node's degree
-/// store, not by expanding the relationships.
-fn degree<T: Transport>(
-    client: &Graph<'_, T>,
-    instance: &Resolved,
-    types: &[String],
-    left: &str,
-    right: &str,
-) -> Result<Json, Error> {
-    let all;
-    let types = if types.is_empty() {
-        all = client.relationship_types(&[]).map_err(graph_error)?;
-        &all
-    } else {
-        types
+/// to [`MAX_DEGREE_TYPES`]) the instance has in the direction asked, from the statement's
+/// `degrees` (in `types` order), types without any left out. Each count is a `COUNT {}` on
+/// one type and direction, which Neo4j answers from the node's degree store, not by
+/// expanding the relationships.
+fn degree(types: &[&String], degrees: Option<Value>) -> Json {
+    let Some(Value::List(degrees)) = degrees else {
+        return json!({});
     };
-    let mut params = Map::new();
-    params.insert("id".into(), json!(instance.element_id));
-    let parts: Vec<String> = types
-        .iter()
-        .take(MAX_DEGREE_TYPES)
-        .enumerate()
-        .map(|(i, t)| {
-            params.insert(format!("t{i}"), json!(t));
-            format!(
-                "MATCH (n) WHERE {} RETURN $t{i} AS type, COUNT {{ (n){left}[:{}]{right}() }} AS count",
-                Resolved::condition("n", "id"),
-                quote_name(t)
-            )
-        })
-        .collect();
-    if parts.is_empty() {
-        return Ok(json!({}));
-    }
-    let result = client
-        .run(&parts.join(" UNION ALL "), params, AccessMode::Read)
-        .map_err(graph_error)?;
     let mut counts = Map::new();
-    for row in &result.rows {
-        if let (Some(t), Some(n)) = (
-            row.first().and_then(Value::as_str),
-            row.get(1).and_then(Value::as_i64),
-        ) && n > 0
-        {
+    for (t, n) in types.iter().zip(&degrees) {
+        if let Some(n) = n.as_i64().filter(|n| *n > 0) {
             counts.insert(t.to_string(), json!(n));
         }
     }
-    Ok(Json::Object(counts))
+    Json::Object(counts)
 }
 
 /// Relationship types whose degree one answer counts, at most.
