@@ -98,12 +98,6 @@ impl Transport for &Graph {
                 json!(["node", "by_key"]),
                 json!([[po, {"$type": "Boolean", "_value": true}]]),
             )
-        } else if statement.contains("COUNT {") {
-            let count = |t: &str| json!([s(t), {"$type": "Integer", "_value": "1"}]);
-            (
-                json!(["type", "count"]),
-                json!([count("PLACED_WITH"), count("TAGGED")]),
-            )
         } else if statement.contains("MATCH p =") {
             let supplier = node(
                 "4:x:2",
@@ -112,15 +106,28 @@ impl Transport for &Graph {
             );
             let tag = node("4:x:3", "Tag", json!({"name": "urgent"}));
             let path = |other: &Json, r: Json| json!({"$type": "Path", "_value": [po, r, other]});
+            // The page of paths, then the degree of each type the statement counts, in
+            // the graph's type order (one of each kind the paths show).
+            let degrees: Vec<Json> = KNOWN_TYPES
+                .iter()
+                .map(|t| {
+                    let n = if ["PLACED_WITH", "TAGGED"].contains(t) {
+                        "1"
+                    } else {
+                        "0"
+                    };
+                    json!({"$type": "Integer", "_value": n})
+                })
+                .collect();
             (
-                json!(["p"]),
-                json!([
-                    [path(
-                        &supplier,
-                        rel("5:x:1", "4:x:1", "4:x:2", "PLACED_WITH")
-                    )],
-                    [path(&tag, rel("5:x:2", "4:x:1", "4:x:3", "TAGGED"))]
-                ]),
+                json!(["paths", "degrees"]),
+                json!([[
+                    {"$type": "List", "_value": [
+                        path(&supplier, rel("5:x:1", "4:x:1", "4:x:2", "PLACED_WITH")),
+                        path(&tag, rel("5:x:2", "4:x:1", "4:x:3", "TAGGED"))
+                    ]},
+                    {"$type": "List", "_value": degrees}
+                ]]),
             )
         } else {
             (json!(["n"]), json!([[{"$type": "Integer", "_value": "1"}]]))
