@@ -69,19 +69,35 @@ impl Transport for &Recorder {
                 .collect();
             (vec!["label", "count"], rows)
         } else if statement.contains("AS by_key") {
-            // The instance look-up: found, by its key.
-            let id = body["parameters"]["ref"].clone();
-            // An element id of its own per reference: a path's two ends must differ.
-            let element_id = format!(
-                "4:demo:{}",
-                id.as_str()
-                    .unwrap_or_default()
-                    .bytes()
-                    .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
-            );
-            let node = json!({"elementId": element_id, "labels": ["Product"],
-                              "properties": {"id": id, "name": "Sample"}});
-            (vec!["node", "by_key"], vec![json!([node, true])])
+            // The instance look-up: found, by its key; a path's two ends are looked up
+            // in one statement (`$ref0`, `$ref1`, a `side` column).
+            let node = |id: &Json| {
+                // An element id of its own per reference: a path's two ends must differ.
+                let element_id = format!(
+                    "4:demo:{}",
+                    id.as_str()
+                        .unwrap_or_default()
+                        .bytes()
+                        .fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+                );
+                json!({"elementId": element_id, "labels": ["Product"],
+                       "properties": {"id": id, "name": "Sample"}})
+            };
+            let parameters = &body["parameters"];
+            if parameters.get("ref0").is_some() {
+                (
+                    vec!["node", "by_key", "side"],
+                    vec![
+                        json!([node(&parameters["ref0"]), true, 0]),
+                        json!([node(&parameters["ref1"]), true, 1]),
+                    ],
+                )
+            } else {
+                (
+                    vec!["node", "by_key"],
+                    vec![json!([node(&parameters["ref"]), true])],
+                )
+            }
         } else {
             (vec![], vec![])
         };

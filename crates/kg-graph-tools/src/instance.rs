@@ -86,15 +86,76 @@ pub fn resolve<T: Transport>(
         return Ok(found);
     }
     let exact = by_key_or_caption(client, &profile, reference, class)?;
+    decide(client, &profile, reference, class, exact)
+}
+
+/// Resolves two references (a path's ends) with their exact key and caption look-ups in
+/// one statement, one round trip instead of two; an element id, or a reference with no
+/// exact match, takes [`resolve`]'s further steps on its own.
+pub fn resolve_pair<T: Transport>(
+    client: &Graph<'_, T>,
+    (first, first_class): (&str, Option<&str>),
+    (second, second_class): (&str, Option<&str>),
+) -> Result<(Resolved, Resolved), Error> {
+    if looks_like_element_id(first) || looks_like_element_id(second) {
+        return Ok((
+            resolve(client, first, first_class)?,
+            resolve(client, second, second_class)?,
+        ));
+    }
+    let profile = client.profile().map_err(graph_error)?;
+    let mut params = Map::new();
+    let mut parts = Vec::new();
+    for (side, (reference, class)) in [(first, first_class), (second, second_class)]
+        .into_iter()
+        .enumerate()
+    {
+        if let Some((text, side_params)) = exact_statement_for(&profile, reference, class, side) {
+            parts.push(text);
+            params.extend(side_params);
+        }
+    }
+    let mut found: [Vec<Found>; 2] = Default::default();
+    if !parts.is_empty() {
+        let rows = client
+            .run(&parts.join(" UNION ALL "), params, AccessMode::Read)
+            .map_err(graph_error)?
+            .rows;
+        for row in rows {
+            let side = match row.get(2).and_then(Value::as_i64) {
+                Some(1) => 1,
+                _ => 0,
+            };
+            if let Some((node, by_key)) = exact_row(row) {
+                add_found(&mut found[side], &node, by_key);
+            }
+        }
+    }
+    let [first_found, second_found] = found;
+    Ok((
+        decide(client, &profile, first, first_class, first_found)?,
+        decide(client, &profile, second, second_class, second_found)?,
+    ))
+}
+
+/// The instance `reference` names among the nodes its key or caption matched exactly:
+/// when none did, those whose caption matches in another case.
+fn decide<T: Transport>(
+    client: &Graph<'_, T>,
+    profile: &Profile,
+    reference: &str,
+    class: Option<&str>,
+    exact: Vec<Found>,
+) -> Result<Resolved, Error> {
     let found = match exact.as_slice() {
-        [] => by_caption_in_any_case(client, &profile, reference, class)?,
+        [] => by_caption_in_any_case(client, profile, reference, class)?,
         _ => exact,
     };
     // A key match wins over caption matches; otherwise the match must be unique.
     let by_key: Vec<&Found> = found.iter().filter(|f| f.by_key).collect();
     match (by_key.as_slice(), found.as_slice()) {
-        ([one], _) => Ok(resolved(&profile, one)),
-        ([], [one]) => Ok(resolved(&profile, one)),
+        ([one], _) => Ok(resolved(profile, one)),
+        ([], [one]) => Ok(resolved(profile, one)),
         (_, []) => {
             let mut e = Error::new(
                 ErrorCode::NotFound,
@@ -118,7 +179,7 @@ pub fn resolve<T: Transport>(
             let candidates: Vec<Json> = listed
                 .iter()
                 .take(MAX_CANDIDATES)
-                .map(|f| resolved(&profile, f).describe_with_labels(&f.labels))
+                .map(|f| resolved(profile, f).describe_with_labels(&f.labels))
                 .collect();
             let mut e = Error::new(
                 ErrorCode::Conflict,
@@ -216,15 +277,19 @@ fn by_key_or_caption<T: Transport>(
 ) -> Result<Vec<Found>, Error> {
     let mut nodes: Vec<Found> = Vec::new();
     for (node, by_key) in exact_matches(client, profile, reference, class)? {
-        if let Some(f) = found(&node, by_key) {
-            // A node found both by key and by caption counts once, as by key.
-            match nodes.iter_mut().find(|n| n.element_id == f.element_id) {
-                Some(seen) => seen.by_key |= f.by_key,
-                None => nodes.push(f),
-            }
-        }
+        add_found(&mut nodes, &node, by_key);
     }
     Ok(nodes)
+}
+
+/// Adds an exact match; a node found both by key and by caption counts once, as by key.
+fn add_found(nodes: &mut Vec<Found>, node: &Value, by_key: bool) {
+    if let Some(f) = found(node, by_key) {
+        match nodes.iter_mut().find(|n| n.element_id == f.element_id) {
+            Some(seen) => seen.by_key |= f.by_key,
+            None => nodes.push(f),
+        }
+    }
 }
 
 /// The nodes whose key or caption is exactly `reference` (each with whether it was its
@@ -252,12 +317,39 @@ pub(crate) fn exact_statement(
     reference: &str,
     class: Option<&str>,
 ) -> Option<(String, Map<String, Json>)> {
+    exact_statement_with(profile, reference, class, "", "")
+}
+
+/// [`exact_statement`] for one of [`resolve_pair`]'s references: its parameters named
+/// `$values{side}` and `$ref{side}`, and each row carrying `side` as a third column.
+fn exact_statement_for(
+    profile: &Profile,
+    reference: &str,
+    class: Option<&str>,
+    side: usize,
+) -> Option<(String, Map<String, Json>)> {
+    exact_statement_with(
+        profile,
+        reference,
+        class,
+        &side.to_string(),
+        &format!(", {side} AS side"),
+    )
+}
+
+fn exact_statement_with(
+    profile: &Profile,
+    reference: &str,
+    class: Option<&str>,
+    suffix: &str,
+    extra: &str,
+) -> Option<(String, Map<String, Json>)> {
     let mut parts = Vec::new();
     let in_reach = |label: &str| class.is_none_or(|c| c == label);
     for (label, key) in profile.keyed_labels() {
         if in_reach(label) {
             parts.push(format!(
-                "MATCH (n:{}) WHERE n.{} IN $values RETURN n AS node, true AS by_key LIMIT {}",
+                "MATCH (n:{}) WHERE n.{} IN $values{suffix} RETURN n AS node, true AS by_key{extra} LIMIT {}",
                 quote_name(label),
                 quote_name(key),
                 MAX_CANDIDATES + 1
@@ -267,7 +359,7 @@ pub(crate) fn exact_statement(
     for (label, entry) in &profile.labels {
         if let Some(caption) = entry.caption.as_deref().filter(|_| in_reach(label)) {
             parts.push(format!(
-                "MATCH (n:{}) WHERE n.{} = $ref RETURN n AS node, false AS by_key LIMIT {}",
+                "MATCH (n:{}) WHERE n.{} = $ref{suffix} RETURN n AS node, false AS by_key{extra} LIMIT {}",
                 quote_name(label),
                 quote_name(caption),
                 MAX_CANDIDATES + 1
@@ -279,8 +371,8 @@ pub(crate) fn exact_statement(
         return None;
     }
     let mut params = Map::new();
-    params.insert("values".into(), key_values(reference));
-    params.insert("ref".into(), json!(reference));
+    params.insert(format!("values{suffix}"), key_values(reference));
+    params.insert(format!("ref{suffix}"), json!(reference));
     Some((parts.join(" UNION ALL "), params))
 }
 

@@ -3,7 +3,7 @@
 use crate::args;
 use crate::catalog::ToolOutput;
 use crate::graph_error::graph_error;
-use crate::instance::{Resolved, resolve};
+use crate::instance::{Resolved, resolve_pair};
 use crate::neighbors::{graph_edge, graph_node};
 use crate::session::Graph;
 use kg_wit::types::{Error, GraphData};
@@ -54,8 +54,11 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     let limit = args::optional_integer(&args, "limit", 3, 1, 10)?;
     let start_class = args::optional_string(&args, "start_class")?;
     let end_class = args::optional_string(&args, "end_class")?;
-    let from = resolve(client, &start, start_class.as_deref())?;
-    let to = resolve(client, &end, end_class.as_deref())?;
+    let (from, to) = resolve_pair(
+        client,
+        (&start, start_class.as_deref()),
+        (&end, end_class.as_deref()),
+    )?;
     if from.element_id == to.element_id {
         return Err(args::invalid("`start` and `end` are the same instance"));
     }
