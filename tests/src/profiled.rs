@@ -49,6 +49,8 @@ pub struct Recorded {
 pub struct Profiled {
     agent: ureq::Agent,
     state: Arc<Mutex<State>>,
+    /// Whether reads go as `PROFILE`; [`Profiled::recording`] sends everything as it is.
+    profiling: bool,
 }
 
 #[derive(Default)]
@@ -84,6 +86,17 @@ impl Profiled {
         Profiled {
             agent,
             state: Arc::default(),
+            profiling: true,
+        }
+    }
+
+    /// The same transport without `PROFILE`: every request goes as it is, and each
+    /// statement is recorded with `db_hits: None` (a plain blocking transport that lists
+    /// what was sent, for timing: `benches/graph_scale_latency.rs`).
+    pub fn recording() -> Profiled {
+        Profiled {
+            profiling: false,
+            ..Profiled::new()
         }
     }
 
@@ -199,7 +212,7 @@ impl Transport for Profiled {
                 .is_some_and(|id| self.lock().read_transactions.contains(id)),
             Endpoint::Other => false,
         };
-        if !(read && is_plain_read(&statement)) {
+        if !(self.profiling && read && is_plain_read(&statement)) {
             let response = self.http(&request, request.body.as_deref())?;
             if endpoint == Endpoint::Begin
                 && body["accessMode"] == "READ"
