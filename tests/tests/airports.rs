@@ -705,8 +705,8 @@ fn candidates(answer: &Value) -> Vec<Value> {
 }
 
 /// "Springfield" names twelve cities: a 409 with candidates, each a City with its
-/// composite key; a candidate's element id then answers, and its neighbours are that
-/// Springfield's airports. Airports sharing a name are ambiguous the same way.
+/// composite key; a candidate's element id, or its key object, then answers, and its
+/// neighbours are that Springfield's airports. Airports sharing a name are ambiguous the same way.
 #[tokio::test]
 async fn springfield_is_ambiguous_until_one_is_named_by_its_element_id() {
     let stack = stack().await;
@@ -778,7 +778,33 @@ async fn springfield_is_ambiguous_until_one_is_named_by_its_element_id() {
         assert_eq!(airports, truth, "{data}");
         assert_eq!(data["degree"]["SERVES"], truth.len(), "{data}");
         assert_eq!(data["degree"]["IN_COUNTRY"], 1, "{data}");
+
+        // Its composite key, as the candidate gave it (JSON text), names the same city;
+        // so does a path from it to its country, by the country's key.
+        let by_key = ok(
+            host,
+            "get_instance_neighbors",
+            json!({"instance": c["key"].to_string(), "limit": 1}),
+        )
+        .await;
+        assert_eq!(by_key["data"]["instance"]["element_id"], element_id, "{by_key}");
+        let path = ok(
+            host,
+            "find_path_between_instances",
+            json!({"start": c["key"].to_string(), "end": "US", "end_class": "Country", "max_depth": 1}),
+        )
+        .await;
+        assert_eq!(path["data"]["start"]["element_id"], element_id, "{path}");
+        assert_eq!(path["data"]["paths"][0]["length"], 1, "{path}");
     }
+    // A key object no class is keyed by is not found (not taken for a caption).
+    let (status, answer) = tool(
+        host,
+        "get_instance_neighbors",
+        json!({"instance": json!({"country": "US", "name": "Springfield"}).to_string()}),
+    )
+    .await;
+    assert_eq!(status, 404, "{answer}");
 
     // Three airports are called "Springfield Municipal Airport": one by its key, or with
     // the class, or its element id.

@@ -209,7 +209,7 @@ export interface paths {
         put?: never;
         /**
          * Find how two instances are connected: the shortest paths between them, up to max_depth relationships long
-         * @description Find how two instances are connected: the shortest paths between them, up to max_depth relationships long. Each instance is its key value (e.g. "PO-0003"; add start_class or end_class when the value is not unique across classes), its caption (name), or an element_id from an earlier answer.
+         * @description Find how two instances are connected: the shortest paths between them, up to max_depth relationships long. Each instance is its key value (e.g. "PO-0003"; add start_class or end_class when the value is not unique across classes), its key as the JSON object an answer gave (needed for a key of several properties), its caption (name), or an element_id from an earlier answer.
          */
         post: operations["callFindPathBetweenInstances"];
         delete?: never;
@@ -229,7 +229,7 @@ export interface paths {
         put?: never;
         /**
          * Show the instances connected to one instance within 1 to 3 hops, optionally only along some relationship types and in one direction, and how many relationships of each type the instance has
-         * @description Show the instances connected to one instance within 1 to 3 hops, optionally only along some relationship types and in one direction, and how many relationships of each type the instance has. The instance is its key value (e.g. "PO-0003"; add class_name when the value is not unique across classes), its caption (name), or an element_id from an earlier answer. Each neighbour comes with its label, its key (also as a field of its own, e.g. `id`: use it as `instance` here or as the entity id of an action), its caption, its element_id and its distance. A node with many relationships answers its first `limit` paths and the counts.
+         * @description Show the instances connected to one instance within 1 to 3 hops, optionally only along some relationship types and in one direction, and how many relationships of each type the instance has. The instance is its key value (e.g. "PO-0003"; add class_name when the value is not unique across classes), its key as the JSON object an answer gave (needed for a key of several properties, e.g. {"country": "US", "subd": "Illinois", "name": "Springfield"}), its caption (name), or an element_id from an earlier answer. Each neighbour comes with its label, its key (also as a field of its own, e.g. `id`: use it as `instance` here or as the entity id of an action), its caption, its element_id and its distance. A node with many relationships answers its first `limit` paths and the counts.
          */
         post: operations["callGetInstanceNeighbors"];
         delete?: never;
@@ -2159,7 +2159,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Key value, caption (name) or element_id of the second instance. */
+                    /** @description Key value, key object as JSON text, caption (name) or element_id of the second instance. */
                     end: string;
                     /** @description The second instance's class (label), when its key or name is not unique across classes. */
                     end_class?: string | null;
@@ -2170,7 +2170,7 @@ export interface operations {
                     limit?: number | null;
                     /** @default 4 */
                     max_depth?: number | null;
-                    /** @description Key value, caption (name) or element_id of the first instance. */
+                    /** @description Key value, key object as JSON text, caption (name) or element_id of the first instance. */
                     start: string;
                     /** @description The first instance's class (label), when its key or name is not unique across classes. */
                     start_class?: string | null;
@@ -2218,7 +2218,7 @@ export interface operations {
                     direction?: "out" | "in" | "both" | null;
                     /** @default 1 */
                     hops?: number | null;
-                    /** @description The instance's key value (e.g. "PO-0003"), its caption (name), or its element_id. */
+                    /** @description The instance's key value (e.g. "PO-0003"), its key object as JSON text, its caption (name), or its element_id. */
                     instance: string;
                     /**
                      * @description Most paths to follow.

@@ -1,6 +1,7 @@
 //! Addressing an instance the way its graph does: by its key value (with its label where
-//! the value is not unique across labels), by its caption, or by the element id an earlier
-//! answer returned. Every look-up goes through an index: element ids are a seek, keys and
+//! the value is not unique across labels), by its key as the JSON object answers give (the
+//! one way to name a key of several properties), by its caption, or by the element id an
+//! earlier answer returned. Every look-up goes through an index: element ids are a seek, keys and
 //! captions are range-index seeks (the keys' constraints, or the indexes `POST
 //! /actions/setup` creates from the profile), and a caption in another case goes through
 //! the full-text search index. An ambiguous reference returns its candidates, each with
@@ -148,6 +149,8 @@ fn decide<T: Transport>(
     exact: Vec<Found>,
 ) -> Result<Resolved, Error> {
     let found = match exact.as_slice() {
+        // A key object is no caption, in any case.
+        [] if key_object(reference).is_some() => exact,
         [] => by_caption_in_any_case(client, profile, reference, class)?,
         _ => exact,
     };
@@ -184,7 +187,7 @@ fn decide<T: Transport>(
             let mut e = Error::new(
                 ErrorCode::Conflict,
                 format!(
-                    "\"{reference}\" names {} instances; say which one: its key with class_name, or its element_id",
+                    "\"{reference}\" names {} instances; say which one: its key with class_name (a candidate's `key` object as it is, for a key of several properties), or its element_id",
                     candidates.len()
                 ),
             );
@@ -344,8 +347,11 @@ fn exact_statement_with(
     suffix: &str,
     extra: &str,
 ) -> Option<(String, Map<String, Json>)> {
-    let mut parts = Vec::new();
     let in_reach = |label: &str| class.is_none_or(|c| c == label);
+    if let Some(key) = key_object(reference) {
+        return key_object_statement(profile, &key, &in_reach, suffix, extra);
+    }
+    let mut parts = Vec::new();
     for (label, key) in profile.keyed_labels() {
         if in_reach(label) {
             parts.push(format!(
@@ -374,6 +380,63 @@ fn exact_statement_with(
     params.insert(format!("values{suffix}"), key_values(reference));
     params.insert(format!("ref{suffix}"), json!(reference));
     Some((parts.join(" UNION ALL "), params))
+}
+
+/// A reference written as a key object, as answers give keys (`{"id": "PO-0003"}`, or
+/// `{"country": "US", "subd": "Illinois", "name": "Springfield"}` for a key of several
+/// properties): a JSON object of one or more strings, numbers or booleans. A key of
+/// several properties can only be named this way.
+pub(crate) fn key_object(reference: &str) -> Option<Map<String, Json>> {
+    if !reference.trim_start().starts_with('{') {
+        return None;
+    }
+    let object: Map<String, Json> = serde_json::from_str(reference).ok()?;
+    let scalar = |v: &Json| v.is_string() || v.is_number() || v.is_boolean();
+    (!object.is_empty() && object.values().all(scalar)).then_some(object)
+}
+
+/// Seeks of a key object on every label in reach keyed by exactly its properties (one
+/// `UNION ALL` part each, through the key's constraint or index), all rows by key.
+fn key_object_statement(
+    profile: &Profile,
+    key: &Map<String, Json>,
+    in_reach: &dyn Fn(&str) -> bool,
+    suffix: &str,
+    extra: &str,
+) -> Option<(String, Map<String, Json>)> {
+    let mut params = Map::new();
+    let names: Vec<(String, String)> = key
+        .iter()
+        .enumerate()
+        .map(|(i, (property, value))| {
+            let name = format!("k{suffix}_{i}");
+            params.insert(name.clone(), value.clone());
+            (property.clone(), name)
+        })
+        .collect();
+    let parts: Vec<String> = profile
+        .labels
+        .iter()
+        .filter(|(label, entry)| {
+            in_reach(label)
+                && entry.key.len() == key.len()
+                && entry.key.iter().all(|p| key.contains_key(p))
+        })
+        .take(MAX_LOOKUP_LABELS)
+        .map(|(label, _)| {
+            let conditions: Vec<String> = names
+                .iter()
+                .map(|(property, name)| format!("n.{} = ${name}", quote_name(property)))
+                .collect();
+            format!(
+                "MATCH (n:{}) WHERE {} RETURN n AS node, true AS by_key{extra} LIMIT {}",
+                quote_name(label),
+                conditions.join(" AND "),
+                MAX_CANDIDATES + 1
+            )
+        })
+        .collect();
+    (!parts.is_empty()).then(|| (parts.join(" UNION ALL "), params))
 }
 
 /// A row of [`exact_statement`]: the node and whether its key (not its caption) matched.
@@ -405,6 +468,67 @@ fn by_caption_in_any_case<T: Transport>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kg_graph_profile::{Declared, Profile};
+
+    fn airports_profile() -> Profile {
+        let declared = Declared::parse("[labels.City]\ncaption = \"name\"\n").unwrap();
+        let mut constraints = std::collections::BTreeMap::new();
+        constraints.insert(
+            "City".to_string(),
+            vec![vec!["country".into(), "subd".into(), "name".into()]],
+        );
+        constraints.insert("Airport".to_string(), vec![vec!["icao".into()]]);
+        Profile::merge(&declared, &constraints)
+    }
+
+    #[test]
+    fn key_objects_are_json_objects_of_scalars() {
+        assert!(key_object(r#"{"id": "PO-0003"}"#).is_some());
+        assert!(
+            key_object(r#" {"country": "US", "subd": "Illinois", "name": "Springfield"}"#)
+                .is_some()
+        );
+        assert!(key_object(r#"{"id": 7}"#).is_some());
+        for not_one in [
+            "PO-0003",
+            "{}",
+            "{not json",
+            r#"{"id": ["a"]}"#,
+            r#"{"id": {"nested": 1}}"#,
+            r#"{"id": null}"#,
+            "[1, 2]",
+        ] {
+            assert!(key_object(not_one).is_none(), "{not_one}");
+        }
+    }
+
+    #[test]
+    fn a_composite_key_object_seeks_the_labels_keyed_by_exactly_its_properties() {
+        let profile = airports_profile();
+        let (text, params) = exact_statement(
+            &profile,
+            r#"{"country": "US", "name": "Springfield", "subd": "Illinois"}"#,
+            None,
+        )
+        .unwrap();
+        assert!(text.starts_with("MATCH (n:`City`) WHERE "), "{text}");
+        assert!(!text.contains("UNION"), "only City has this key: {text}");
+        for property in ["`country` = $k_", "`name` = $k_", "`subd` = $k_"] {
+            assert!(text.contains(property), "{text}");
+        }
+        assert_eq!(params.len(), 3);
+        // A single-property key object seeks that key; one no label has seeks nothing.
+        let (text, _) = exact_statement(&profile, r#"{"icao": "KSPI"}"#, None).unwrap();
+        assert!(
+            text.starts_with("MATCH (n:`Airport`) WHERE n.`icao` = $k_0"),
+            "{text}"
+        );
+        assert!(exact_statement(&profile, r#"{"country": "US"}"#, None).is_none());
+        assert!(
+            exact_statement(&profile, r#"{"icao": "KSPI"}"#, Some("City")).is_none(),
+            "out of the class's reach"
+        );
+    }
 
     #[test]
     fn only_element_id_shapes_are_looked_up_as_element_ids() {

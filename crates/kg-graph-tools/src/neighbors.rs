@@ -20,11 +20,11 @@ pub const NAME: &str = "get_instance_neighbors";
 pub fn spec() -> (&'static str, &'static str, Json) {
     (
         NAME,
-        "Show the instances connected to one instance within 1 to 3 hops, optionally only along some relationship types and in one direction, and how many relationships of each type the instance has. The instance is its key value (e.g. \"PO-0003\"; add class_name when the value is not unique across classes), its caption (name), or an element_id from an earlier answer. Each neighbour comes with its label, its key (also as a field of its own, e.g. `id`: use it as `instance` here or as the entity id of an action), its caption, its element_id and its distance. A node with many relationships answers its first `limit` paths and the counts.",
+        "Show the instances connected to one instance within 1 to 3 hops, optionally only along some relationship types and in one direction, and how many relationships of each type the instance has. The instance is its key value (e.g. \"PO-0003\"; add class_name when the value is not unique across classes), its key as the JSON object an answer gave (needed for a key of several properties, e.g. {\"country\": \"US\", \"subd\": \"Illinois\", \"name\": \"Springfield\"}), its caption (name), or an element_id from an earlier answer. Each neighbour comes with its label, its key (also as a field of its own, e.g. `id`: use it as `instance` here or as the entity id of an action), its caption, its element_id and its distance. A node with many relationships answers its first `limit` paths and the counts.",
         json!({
             "type": "object",
             "properties": {
-                "instance": {"type": "string", "description": "The instance's key value (e.g. \"PO-0003\"), its caption (name), or its element_id."},
+                "instance": {"type": "string", "description": "The instance's key value (e.g. \"PO-0003\"), its key object as JSON text, its caption (name), or its element_id."},
                 "class_name": {"type": "string", "description": "The instance's class (label), when its key or name is not unique across classes."},
                 "hops": {"type": "integer", "minimum": 1, "maximum": 3, "default": 1},
                 "direction": {"type": "string", "enum": ["out", "in", "both"], "default": "both"},

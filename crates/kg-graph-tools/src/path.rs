@@ -16,13 +16,13 @@ pub const NAME: &str = "find_path_between_instances";
 pub fn spec() -> (&'static str, &'static str, Json) {
     (
         NAME,
-        "Find how two instances are connected: the shortest paths between them, up to max_depth relationships long. Each instance is its key value (e.g. \"PO-0003\"; add start_class or end_class when the value is not unique across classes), its caption (name), or an element_id from an earlier answer.",
+        "Find how two instances are connected: the shortest paths between them, up to max_depth relationships long. Each instance is its key value (e.g. \"PO-0003\"; add start_class or end_class when the value is not unique across classes), its key as the JSON object an answer gave (needed for a key of several properties), its caption (name), or an element_id from an earlier answer.",
         json!({
             "type": "object",
             "properties": {
-                "start": {"type": "string", "description": "Key value, caption (name) or element_id of the first instance."},
+                "start": {"type": "string", "description": "Key value, key object as JSON text, caption (name) or element_id of the first instance."},
                 "start_class": {"type": "string", "description": "The first instance's class (label), when its key or name is not unique across classes."},
-                "end": {"type": "string", "description": "Key value, caption (name) or element_id of the second instance."},
+                "end": {"type": "string", "description": "Key value, key object as JSON text, caption (name) or element_id of the second instance."},
                 "end_class": {"type": "string", "description": "The second instance's class (label), when its key or name is not unique across classes."},
                 "max_depth": {"type": "integer", "minimum": 1, "maximum": 6, "default": 4},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3, "description": "Most paths to return."}
