@@ -31,7 +31,7 @@ fn token_key(token: &str) -> String {
     format!("approval/{token}")
 }
 
-fn conversation_key(conversation: &str) -> String {
+pub(crate) fn conversation_key(conversation: &str) -> String {
     format!("conv/{conversation}/pending")
 }
 

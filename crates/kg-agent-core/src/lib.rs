@@ -7,6 +7,7 @@ pub mod attach;
 pub mod config;
 pub mod events;
 pub mod follow;
+pub mod legacy;
 pub mod memory;
 pub mod ownership;
 pub mod react;

@@ -203,8 +203,7 @@ fn chinese(text: &str) -> bool {
 }
 
 /// A turn without a conversation id begins a conversation under a new id, which has
-/// nothing stored yet: no turns, bookmarks or pending approval to read. (Reading the turns
-/// lists every key of the store, a cost that grows with the whole store.)
+/// nothing stored yet: no turns, bookmarks or pending approval to read.
 fn begins_conversation(body: &ChatBody) -> bool {
     body.conversation_id.is_none()
 }
@@ -604,8 +603,7 @@ fn remember(p: &Ports, conversation: &str, role: &str, content: &str, route: Opt
         route: route.map(str::to_string),
     };
     // Memory is best effort: a failed write must not fail the answer already given.
-    // Ordered keys: the user turn and an instant answer often share a millisecond.
-    if let Err(e) = memory::append(p.kv, conversation, turn, &p.clock.ordered_suffix()) {
+    if let Err(e) = memory::append(p.kv, conversation, turn) {
         eprintln!("agent: could not remember a turn of {conversation}: {e}");
     }
 }

@@ -145,7 +145,8 @@ pub trait Executor {
 pub trait Clock {
     /// Now, RFC 3339.
     fn now(&self) -> String;
-    /// A suffix that sorts in time order (memory keys).
+    /// A suffix that sorts in time order. Memory no longer names turns by time (they take
+    /// numbered slots, [`crate::memory::append`]); nothing here calls it any more.
     fn ordered_suffix(&self) -> String;
     /// A fresh id with `prefix`.
     fn unique_id(&self, prefix: &str) -> String;

@@ -6,6 +6,7 @@ mod detached;
 mod direct;
 mod fakes;
 mod fresh;
+mod kv_cost;
 mod out_of_time;
 mod properties;
 mod react_streamed;
