@@ -105,6 +105,16 @@ fn summary_of(events: &[Value]) -> Value {
         .expect("an action_complete event")
 }
 
+/// The failure message reported for `id`, for a failed assertion to show.
+fn message_for(summary: &Value, id: &str) -> String {
+    summary["failures"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|o| o["entity_id"] == id)
+        .map_or_else(String::new, |o| o["message"].to_string())
+}
+
 /// Each order's reported outcome: "succeeded" or the failure reason.
 fn reported(summary: &Value) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
@@ -165,15 +175,17 @@ async fn paid_in_graph(stack: &Stack, prefix: &str) -> BTreeSet<String> {
 
 /// A success was applied; a definite failure was not; an applied payment is reported
 /// succeeded or unknown, never failed.
-fn assert_truthful(outcomes: &BTreeMap<String, String>, paid: &BTreeSet<String>, n: usize) {
+fn assert_truthful(summary: &Value, paid: &BTreeSet<String>, n: usize) {
+    let outcomes = reported(summary);
     assert_eq!(outcomes.len(), n, "one outcome per order");
-    for (id, outcome) in outcomes {
+    for (id, outcome) in &outcomes {
         match outcome.as_str() {
             "succeeded" => assert!(paid.contains(id), "{id} reported paid, is not"),
             "unknown" => {}
             reason => assert!(
                 !paid.contains(id),
-                "{id} reported {reason}, but it was paid"
+                "{id} reported {reason}, but it was paid: {}",
+                message_for(summary, id)
             ),
         }
     }
@@ -215,7 +227,7 @@ async fn a_graph_frozen_mid_batch_that_resumes_gets_every_outcome_right() {
         paid.len(),
         frozen_for.as_secs_f64()
     );
-    assert_truthful(&outcomes, &paid, 200);
+    assert_truthful(&summary, &paid, 200);
     assert!(paid.len() >= 40, "the first 40 were paid before the freeze");
     assert!(
         !outcomes.values().any(|o| o == "unknown"),
@@ -258,7 +270,7 @@ async fn a_graph_frozen_past_the_reconciliation_leaves_outcomes_unknown_not_fail
         paid.len(),
         took.as_secs_f64()
     );
-    assert_truthful(&outcomes, &paid, 60);
+    assert_truthful(&summary, &paid, 60);
     assert!(
         outcomes.values().any(|o| o == "unknown"),
         "the in-flight chunks cannot be settled while the graph is frozen: {outcomes:?}"

@@ -787,7 +787,10 @@ async fn springfield_is_ambiguous_until_one_is_named_by_its_element_id() {
             json!({"instance": c["key"].to_string(), "limit": 1}),
         )
         .await;
-        assert_eq!(by_key["data"]["instance"]["element_id"], element_id, "{by_key}");
+        assert_eq!(
+            by_key["data"]["instance"]["element_id"], element_id,
+            "{by_key}"
+        );
         let path = ok(
             host,
             "find_path_between_instances",
