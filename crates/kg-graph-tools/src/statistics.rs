@@ -36,7 +36,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
 
     // One statement answers the counts, the samples and (for all labels) the total, so
     // the call costs two round trips (the label list, then this) however many labels the
-    // graph has: a statement per label's samples made it thirteen on the demo.
+    // graph has: a statement per label's samples made it twelve on the demo.
     let (labels, truncated) = match &label {
         Some(label) => {
             require_odd_label_first(client, label)?;
