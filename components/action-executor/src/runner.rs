@@ -346,7 +346,16 @@ async fn reconcile(shared: Rc<Shared>, job: Reconcile) -> Done {
             sleep(until_settled.clamp(200, u64::from(read_timeout)) as u32).await;
         }
         let read_at = monotonic_ms();
-        let read = send(&shared, executions_statement(&keys), AccessMode::Read).boxed_local();
+        // Sent as a WRITE (it writes nothing): a write transaction still committing when
+        // the log is read must be seen, not raced. A process frozen between an attempt's
+        // last time check and its commit (devgraph's SIGSTOP, a VM pause) commits after it
+        // resumes; a READ running beside that commit found no record and settled the
+        // entity as not applied (the action_faults flake, 2 in 15 runs under load).
+        // devgraph runs writes one at a time, so this read waits for that commit. On
+        // Neo4j a write-mode read takes no lock, so a pause that lands between a
+        // transaction's timeout check and its commit is still a (narrow) window there; a
+        // cluster answers the read from the leader, where the attempt committed.
+        let read = send(&shared, executions_statement(&keys), AccessMode::Write).boxed_local();
         match select(read, sleep(read_timeout)).await {
             Either::Left((Ok(result), _)) => {
                 applied = records(&result)
