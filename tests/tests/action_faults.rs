@@ -112,7 +112,7 @@ fn message_for(summary: &Value, id: &str) -> String {
         .into_iter()
         .flatten()
         .find(|o| o["entity_id"] == id)
-        .map_or_else(String::new, |o| o["message"].to_string())
+        .map_or_else(String::new, |o| o["error"].to_string())
 }
 
 /// Each order's reported outcome: "succeeded" or the failure reason.
