@@ -253,23 +253,24 @@ mod tests {
         forget(&kv, "c2").unwrap();
         authorize(&kv, "c2", "bob", false, true).unwrap();
         say(&kv, "c2", "user", "bob's now", "2026-01-06T09:00:00Z");
-        let ids: Vec<String> = list_owned(&kv, "ann")
-            .unwrap()
-            .into_iter()
-            .map(|l| l.id)
-            .collect();
+        let ids = listed_ids(&kv, "ann");
         assert_eq!(ids, ["c6", "c1"]);
-        let ids: Vec<String> = list_owned(&kv, "bob")
-            .unwrap()
-            .into_iter()
-            .map(|l| l.id)
-            .collect();
+        let ids = listed_ids(&kv, "bob");
         assert_eq!(ids, ["c2", "c3"]);
         assert_eq!(kv.1.get(), 0, "the keys were listed");
     }
 
     /// Conversations an earlier version wrote (its turn keys, `owner/<id>`, no index) are
     /// listed with those claimed since, after the one migration.
+    /// The ids `subject`'s listing gives, in its order.
+    fn listed_ids(kv: &dyn Kv, subject: &str) -> Vec<String> {
+        list_owned(kv, subject)
+            .unwrap()
+            .into_iter()
+            .map(|l| l.id)
+            .collect()
+    }
+
     #[test]
     fn legacy_conversations_are_listed_with_new_ones() {
         let kv = MemKv::default();
@@ -316,11 +317,7 @@ mod tests {
         // Deleted: gone.
         memory::delete(&kv, "old1").unwrap();
         forget(&kv, "old1").unwrap();
-        let ids: Vec<String> = list_owned(&kv, "ann")
-            .unwrap()
-            .into_iter()
-            .map(|l| l.id)
-            .collect();
+        let ids = listed_ids(&kv, "ann");
         assert_eq!(ids, ["new1"]);
         assert_eq!(kv.1.get(), 1, "and never again");
     }

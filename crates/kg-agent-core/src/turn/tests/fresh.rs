@@ -4,49 +4,18 @@
 //! what it remembers in two batches: the owner of a new conversation and its entry in the
 //! subject's index with the question, then the rest.
 
+use super::ask_on;
 use super::fakes::{Say, World};
-use super::{actor, body};
 use crate::memory::Kv;
 use crate::memory::tests::WatchedKv;
-use crate::turn::deadline::Deadline;
-use crate::turn::ports::Ports;
-use crate::turn::{Settings, TurnResult, turn};
-use kg_http::ApiError;
 use kg_wit::kg::router::router::Intent;
-
-fn run(
-    world: &mut World,
-    kv: &WatchedKv,
-    conversation: Option<&str>,
-) -> Result<TurnResult, ApiError> {
-    let mut ports = Ports {
-        kv,
-        model: &mut world.model,
-        tools: &mut world.tools,
-        router: &mut world.router,
-        summariser: &mut world.summariser,
-        executor: &mut world.executor,
-        sink: &mut world.sink,
-        clock: &world.clock,
-        chain: &mut world.chain,
-    };
-    turn(
-        &body("how many suppliers are there?", conversation),
-        &Settings {
-            max_steps: 5,
-            deadline: Deadline::NONE,
-        },
-        &actor(true),
-        &mut ports,
-    )
-}
 
 #[test]
 fn a_new_conversation_is_not_read_and_the_next_turn_reads_it() {
     let kv = WatchedKv::default();
     kv.inner.set(crate::legacy::MARKER, b"1").unwrap();
     let mut world = World::new(Intent::Query, vec![Say::Text("There are 10.")], false);
-    let first = run(&mut world, &kv, None).expect("first turn");
+    let first = ask_on(&mut world, &kv, None).expect("first turn");
     let conversation = first.conversation_id.clone();
     let prefix = format!("conv/{conversation}/");
     assert_eq!(kv.listed.get(), 0, "the store's keys were listed");
@@ -78,7 +47,7 @@ fn a_new_conversation_is_not_read_and_the_next_turn_reads_it() {
     assert_eq!(roles, ["user", "assistant"]);
 
     world.model.script = vec![Say::Text("Still 10.")].into();
-    run(&mut world, &kv, Some(&conversation)).expect("second turn");
+    ask_on(&mut world, &kv, Some(&conversation)).expect("second turn");
     let writes = kv.writes.borrow().clone();
     assert_eq!(writes.len(), 4, "the question, then the answer: {writes:?}");
     assert_eq!(kv.listed.get(), 0, "the store's keys were listed");

@@ -9,13 +9,10 @@
 //! (1,003 reads) after listing it; `GET /conversations/{id}` and the delete listed it too.
 
 use super::fakes::{Say, World};
-use super::{actor, body};
+use super::{actor, ask_on};
 use crate::memory::Kv;
 use crate::memory::tests::MemKv;
-use crate::turn::deadline::Deadline;
-use crate::turn::ports::Ports;
-use crate::turn::{Settings, TurnResult, turn};
-use kg_http::ApiError;
+use crate::turn::TurnResult;
 use kg_wit::kg::router::router::Intent;
 use std::cell::Cell;
 
@@ -77,27 +74,7 @@ impl Kv for Counting {
 }
 
 fn run(world: &mut World, kv: &Counting, conversation: Option<&str>) -> TurnResult {
-    let mut ports = Ports {
-        kv,
-        model: &mut world.model,
-        tools: &mut world.tools,
-        router: &mut world.router,
-        summariser: &mut world.summariser,
-        executor: &mut world.executor,
-        sink: &mut world.sink,
-        clock: &world.clock,
-        chain: &mut world.chain,
-    };
-    let result: Result<TurnResult, ApiError> = turn(
-        &body("how many suppliers are there?", conversation),
-        &Settings {
-            max_steps: 5,
-            deadline: Deadline::NONE,
-        },
-        &actor(true),
-        &mut ports,
-    );
-    result.expect("a turn")
+    ask_on(world, kv, conversation).expect("a turn")
 }
 
 /// The costs of: the first turn, turns 2 to 4, the listing, the conversation, its delete.

@@ -51,6 +51,36 @@ fn run_in(
     )
 }
 
+/// "how many suppliers are there?" as one turn of `conversation` (a new one when None)
+/// on the store `kv` instead of the world's own: for tests that count or watch what a
+/// turn does to the store.
+pub fn ask_on(
+    world: &mut World,
+    kv: &dyn memory::Kv,
+    conversation: Option<&str>,
+) -> Result<TurnResult, ApiError> {
+    let mut ports = super::ports::Ports {
+        kv,
+        model: &mut world.model,
+        tools: &mut world.tools,
+        router: &mut world.router,
+        summariser: &mut world.summariser,
+        executor: &mut world.executor,
+        sink: &mut world.sink,
+        clock: &world.clock,
+        chain: &mut world.chain,
+    };
+    turn(
+        &body("how many suppliers are there?", conversation),
+        &Settings {
+            max_steps: 5,
+            deadline: Deadline::NONE,
+        },
+        &actor(true),
+        &mut ports,
+    )
+}
+
 /// Seed 000 §11: "pay all of supplier XXX's orders" — find the supplier, its orders,
 /// propose the plan, run it as a batch with progress, report.
 fn payment_script(ids: &[String]) -> Vec<Say> {
