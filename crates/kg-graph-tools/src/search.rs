@@ -96,7 +96,7 @@ fn candidates_and_exact<T: Transport>(
         .then(|| crate::instance::exact_statement(profile, term, class))
         .flatten();
     let indexed_class = class.is_none_or(|c| profile.label(c).is_some_and(|l| !l.text.is_empty()));
-    if let (Some(query), true) = (index_query(term), indexed_class) {
+    let index_missing = if let (Some(query), true) = (index_query(term), indexed_class) {
         let filter = class
             .map(|c| format!(" WHERE node:{}", quote_name(c)))
             .unwrap_or_default();
@@ -137,41 +137,22 @@ fn candidates_and_exact<T: Transport>(
             Err(e) if is_missing_index(&e) => {}
             Err(e) => return Err(graph_error(e)),
         }
-        return with_exact(
-            client,
-            profile,
-            term,
-            class,
-            scan(client, term, class, wanted, true)?,
-            exact,
-        );
-    }
-    with_exact(
-        client,
-        profile,
-        term,
-        class,
-        scan(client, term, class, wanted, false)?,
-        exact,
-    )
-}
-
-/// The scan's candidates and, with `exact`, the exact look-ups in a statement of their own.
-fn with_exact<T: Transport>(
-    client: &Graph<'_, T>,
-    profile: &Profile,
-    term: &str,
-    class: Option<&str>,
-    found: Candidates,
-    exact: bool,
-) -> Result<(Candidates, Vec<Value>), Error> {
-    let exact_nodes = if exact {
-        crate::instance::exact_matches(client, profile, term, class)?
-            .into_iter()
-            .map(|(node, _)| node)
-            .collect()
+        true
     } else {
-        Vec::new()
+        false
+    };
+    // No index to ask: the bounded scan, and the exact look-ups in a statement of their own.
+    let found = scan(client, term, class, wanted, index_missing)?;
+    let exact_nodes = match exact_part {
+        Some((statement, params)) => client
+            .run(&statement, params, AccessMode::Read)
+            .map_err(graph_error)?
+            .rows
+            .into_iter()
+            .filter_map(crate::instance::exact_row)
+            .map(|(node, _)| node)
+            .collect(),
+        None => Vec::new(),
     };
     Ok((found, exact_nodes))
 }
