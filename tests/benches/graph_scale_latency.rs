@@ -39,6 +39,7 @@ use kg_graph_tools::profile::{
     CONSTRAINTS_STATEMENT, Declared, Profile, key_index_statements, keys_from_constraint_rows,
     search_index_statement,
 };
+use kg_graph_tools::quote_name as quoted;
 use neo4j_client::{AccessMode, Auth, Client, Config, Url};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -54,43 +55,36 @@ struct Call {
     floor: (String, Map<String, Value>),
 }
 
-/// What the floors are written with: the graph's labels and relationship types, known
-/// to whoever writes a statement by hand (the tools look them up).
+/// What the floors are written with: the graph's labels and relationship types, and its
+/// profile (keys and captions), known to whoever writes a statement by hand (the tools
+/// look them up).
 struct Schema {
     labels: Vec<String>,
     types: Vec<String>,
-}
-
-fn quoted(name: &str) -> String {
-    format!("`{}`", name.replace('`', "``"))
+    profile: Profile,
 }
 
 fn params(json: &str) -> Map<String, Value> {
     serde_json::from_str(json).expect("a floor's parameters are a JSON object")
 }
 
-/// The full-text query and the exact key and caption look-ups the search ranks (the
-/// demo's keyed labels are `id`-keyed, and Account, Product and Supplier have a `name`).
-fn search_floor(query: &str, term: &str) -> (String, Map<String, Value>) {
+/// The full-text query and the exact key and caption look-ups the search ranks: a seek
+/// per keyed label and per captioned label of the profile.
+fn search_floor(schema: &Schema, query: &str, term: &str) -> (String, Map<String, Value>) {
     let mut text = String::from(
         "CALL db.index.fulltext.queryNodes('kg_graph_search', $q, {limit: 500}) YIELD node RETURN node",
     );
-    for label in [
-        "Account",
-        "Invoice",
-        "LineItem",
-        "Payment",
-        "Product",
-        "PurchaseOrder",
-        "Supplier",
-    ] {
+    let keys = schema.profile.keyed_labels();
+    let captions = schema
+        .profile
+        .labels
+        .iter()
+        .filter_map(|(label, l)| Some((label.as_str(), l.caption.as_deref()?)));
+    for (label, property) in keys.into_iter().chain(captions) {
         text.push_str(&format!(
-            " UNION ALL MATCH (n:{label}) WHERE n.id = $term RETURN n AS node"
-        ));
-    }
-    for label in ["Account", "Product", "Supplier"] {
-        text.push_str(&format!(
-            " UNION ALL MATCH (n:{label}) WHERE n.name = $term RETURN n AS node"
+            " UNION ALL MATCH (n:{}) WHERE n.{} = $term RETURN n AS node",
+            quoted(label),
+            quoted(property)
         ));
     }
     let mut map = Map::new();
@@ -172,13 +166,13 @@ fn calls(schema: &Schema) -> Vec<Call> {
             name: "search `acme`",
             tool: "search_instances",
             arguments: r#"{"search_term": "acme"}"#,
-            floor: search_floor("acme*", "acme"),
+            floor: search_floor(schema, "acme*", "acme"),
         },
         Call {
             name: "search `PO-0003`",
             tool: "search_instances",
             arguments: r#"{"search_term": "PO-0003"}"#,
-            floor: search_floor("po* AND 0003*", "PO-0003"),
+            floor: search_floor(schema, "po* AND 0003*", "PO-0003"),
         },
         Call {
             name: "class page, filtered",
@@ -392,12 +386,12 @@ fn main() -> Result<()> {
         declared,
     };
 
-    let nodes = set_up(&bench)?;
+    let (nodes, profile) = set_up(&bench)?;
     println!(
         "graph_scale_latency: {label}: {origin}, {nodes} nodes; {iterations} timed calls per row after {WARM_UP} untimed\n"
     );
 
-    let schema = schema(&bench)?;
+    let schema = schema(&bench, profile)?;
     let mut p50s = BTreeMap::new();
     let baseline = match env("KG_BENCH_BASELINE") {
         Some(path) => {
@@ -494,8 +488,9 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// The profile's indexes, as the set-up creates them, awaited; the graph's node count.
-fn set_up(bench: &Bench) -> Result<u64> {
+/// The profile's indexes, as the set-up creates them, awaited; the graph's node count and
+/// its profile.
+fn set_up(bench: &Bench) -> Result<(u64, Profile)> {
     let rows = bench
         .client
         .run(CONSTRAINTS_STATEMENT, Map::new(), AccessMode::Read)
@@ -529,17 +524,18 @@ fn set_up(bench: &Bench) -> Result<u64> {
     let count = bench
         .client
         .run("MATCH (n) RETURN count(n)", Map::new(), AccessMode::Read)?;
-    Ok(count
+    let nodes = count
         .rows
         .first()
         .and_then(|r| r.first())
         .and_then(neo4j_client::Value::as_i64)
         .unwrap_or(0)
-        .max(0) as u64)
+        .max(0) as u64;
+    Ok((nodes, profile))
 }
 
-/// The graph's labels and relationship types, for the floors.
-fn schema(bench: &Bench) -> Result<Schema> {
+/// The graph's labels and relationship types, with its profile, for the floors.
+fn schema(bench: &Bench, profile: Profile) -> Result<Schema> {
     let names = |statement: &str| -> Result<Vec<String>> {
         Ok(bench
             .client
@@ -559,5 +555,6 @@ fn schema(bench: &Bench) -> Result<Schema> {
         types: names(
             "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType ORDER BY relationshipType",
         )?,
+        profile,
     })
 }

@@ -29,6 +29,7 @@ mod statistics;
 
 pub use byte_cap::MAX_RESULT_BYTES;
 pub use catalog::{ToolOutput, call, call_in, hints, log_line, specs};
+pub use cypher::quote_name;
 pub use graph_error::graph_error;
 pub use kg_graph_profile as profile;
 pub use schema::close_matches;
