@@ -6,14 +6,20 @@
 //! caption = "name"             # optional
 //! text = ["name", "city"]      # optional; the properties search looks in
 //! description = "An airport."  # optional
+//! visibility = "visible"       # optional; and per property, see crate::policy
+//! properties = { salary = "hidden" }
+//!
+//! [relationships.REPORTS_TO]    # optional; visibility of a type and its properties
+//! visibility = { roles = ["admin"] }
 //! ```
 //!
 //! Validated like the action catalog: an unknown field, a wrong type, an empty or
 //! control-character name, an empty key list or a repeated property is refused with the
 //! line it is on.
 
+use crate::policy::{KNOWN_ROLES, Policy, Rule};
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
@@ -44,6 +50,8 @@ pub struct DeclaredLabel {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Declared {
     pub labels: BTreeMap<String, DeclaredLabel>,
+    /// The visibility rules of labels, relationship types and properties (empty: none).
+    pub policy: Policy,
 }
 
 impl Declared {
@@ -59,12 +67,14 @@ impl Declared {
             message: e.message().trim().to_string(),
         })?;
         let mut labels = BTreeMap::new();
+        let mut policy = Policy::default();
         for (key, value) in root.into_inner() {
-            if key.get_ref().as_ref() != "labels" {
+            let section = key.get_ref().as_ref();
+            if section != "labels" && section != "relationships" {
                 return Err(ProfileError {
                     line: lines.line(key.span().start),
                     message: format!(
-                        "unknown field `{}`, expected `labels`",
+                        "unknown field `{}`, expected `labels` or `relationships`",
                         shown(key.get_ref())
                     ),
                 });
@@ -73,16 +83,25 @@ impl Declared {
             let DeValue::Table(table) = value.into_inner() else {
                 return Err(ProfileError {
                     line,
-                    message: "`labels` must be a table, one `[labels.Name]` per label".into(),
+                    message: format!(
+                        "`{section}` must be a table, one `[{section}.Name]` per {}",
+                        if section == "labels" { "label" } else { "type" }
+                    ),
                 });
             };
             for (name, value) in table {
-                let label = name.into_inner().into_owned();
-                let entry = label_entry(&label, value, &lines)?;
-                labels.insert(label, entry);
+                let name = name.into_inner().into_owned();
+                if section == "labels" {
+                    let (entry, rules) = label_entry(&name, value, &lines)?;
+                    rules.insert_into(&name, &mut policy.labels, &mut policy.label_properties);
+                    labels.insert(name, entry);
+                } else {
+                    let rules = type_entry(&name, value, &lines)?;
+                    rules.insert_into(&name, &mut policy.types, &mut policy.type_properties);
+                }
             }
         }
-        Ok(Declared { labels })
+        Ok(Declared { labels, policy })
     }
 
     /// Warnings for a graph with these labels: each declared label the graph does not
@@ -130,6 +149,153 @@ struct LabelFile {
     caption: Option<Spanned<String>>,
     text: Option<Vec<Spanned<String>>>,
     description: Option<String>,
+    visibility: Option<Spanned<RuleFile>>,
+    properties: Option<BTreeMap<String, Spanned<RuleFile>>>,
+}
+
+/// One `[relationships.TYPE]` table as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TypeFile {
+    visibility: Option<Spanned<RuleFile>>,
+    properties: Option<BTreeMap<String, Spanned<RuleFile>>>,
+}
+
+/// A visibility rule as written (`crate::policy`).
+#[derive(Deserialize)]
+#[serde(
+    untagged,
+    expecting = "\"visible\", \"hidden\", \"people\" or a table of `roles` and `llm`"
+)]
+enum RuleFile {
+    Word(String),
+    Table(RuleTable),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleTable {
+    roles: Option<Vec<String>>,
+    llm: Option<bool>,
+}
+
+/// The rules of one label or type: its own (None: visible) and its properties'.
+struct OwnerRules {
+    own: Option<Rule>,
+    properties: BTreeMap<String, Rule>,
+}
+
+impl OwnerRules {
+    /// Into the policy; a plain `"visible"` is not kept, so that a file of only those is
+    /// no policy at all.
+    fn insert_into(
+        self,
+        owner: &str,
+        own: &mut BTreeMap<String, Rule>,
+        properties: &mut BTreeMap<String, BTreeMap<String, Rule>>,
+    ) {
+        if let Some(rule) = self.own.filter(Rule::restricts) {
+            own.insert(owner.to_string(), rule);
+        }
+        let restricted: BTreeMap<String, Rule> = self
+            .properties
+            .into_iter()
+            .filter(|(_, r)| r.restricts())
+            .collect();
+        if !restricted.is_empty() {
+            properties.insert(owner.to_string(), restricted);
+        }
+    }
+}
+
+/// A rule, validated; `what` names its place for messages (`` `Employee`.properties.salary ``).
+fn rule_of(
+    what: &str,
+    spanned: Spanned<RuleFile>,
+    lines: &LineIndex,
+) -> Result<Rule, ProfileError> {
+    let line = lines.line(spanned.span().start);
+    let fail = |message: String| ProfileError { line, message };
+    match spanned.into_inner() {
+        RuleFile::Word(word) => {
+            let (roles, llm) = match word.as_str() {
+                "visible" => (None, true),
+                "hidden" => (Some(BTreeSet::new()), false),
+                "people" => (None, false),
+                other => {
+                    return Err(fail(format!(
+                        "{what}: `{}` is not a visibility (\"visible\", \"hidden\", \"people\" or a table of `roles` and `llm`)",
+                        shown(other)
+                    )));
+                }
+            };
+            Ok(Rule { roles, llm, line })
+        }
+        RuleFile::Table(table) => {
+            let roles = match table.roles {
+                None => None,
+                Some(roles) => {
+                    for role in &roles {
+                        if !KNOWN_ROLES.contains(&role.as_str()) {
+                            return Err(fail(format!(
+                                "{what}: unknown role `{}` (roles: {})",
+                                shown(role),
+                                KNOWN_ROLES.join(", ")
+                            )));
+                        }
+                    }
+                    Some(roles.into_iter().collect())
+                }
+            };
+            Ok(Rule {
+                roles,
+                llm: table.llm.unwrap_or(true),
+                line,
+            })
+        }
+    }
+}
+
+/// A label's or type's own rule and its properties' rules, validated.
+fn owner_rules(
+    owner: &str,
+    visibility: Option<Spanned<RuleFile>>,
+    properties: Option<BTreeMap<String, Spanned<RuleFile>>>,
+    lines: &LineIndex,
+) -> Result<OwnerRules, ProfileError> {
+    let own = visibility
+        .map(|v| rule_of(&format!("`{}`.visibility", shown(owner)), v, lines))
+        .transpose()?;
+    let mut rules = BTreeMap::new();
+    for (property, spanned) in properties.unwrap_or_default() {
+        let what = format!("`{}`.properties.{}", shown(owner), shown(&property));
+        let line = lines.line(spanned.span().start);
+        check_name("property", &property).map_err(|m| ProfileError {
+            line,
+            message: format!("{what}: {m}"),
+        })?;
+        rules.insert(property, rule_of(&what, spanned, lines)?);
+    }
+    Ok(OwnerRules {
+        own,
+        properties: rules,
+    })
+}
+
+/// One `[relationships.TYPE]` table, validated.
+fn type_entry(
+    rel_type: &str,
+    value: Spanned<DeValue<'_>>,
+    lines: &LineIndex,
+) -> Result<OwnerRules, ProfileError> {
+    let line = lines.line(value.span().start);
+    check_name("relationship type", rel_type).map_err(|message| ProfileError { line, message })?;
+    let entry =
+        TypeFile::deserialize(ValueDeserializer::from(value)).map_err(|e| ProfileError {
+            line: e.span().map_or(line, |s| lines.line(s.start)),
+            message: format!("`{}`: {}", shown(rel_type), e.message().trim()),
+        })?;
+    owner_rules(rel_type, entry.visibility, entry.properties, lines)
 }
 
 #[derive(Deserialize)]
@@ -144,7 +310,7 @@ fn label_entry(
     label: &str,
     value: Spanned<DeValue<'_>>,
     lines: &LineIndex,
-) -> Result<DeclaredLabel, ProfileError> {
+) -> Result<(DeclaredLabel, OwnerRules), ProfileError> {
     let line = lines.line(value.span().start);
     let fail = |line: usize, message: String| ProfileError { line, message };
     check_name("label", label).map_err(|m| fail(line, m))?;
@@ -152,7 +318,7 @@ fn label_entry(
         return Err(fail(
             line,
             format!(
-                "`{}` must be a table (of `key`, `caption`, `text` and `description`)",
+                "`{}` must be a table (of `key`, `caption`, `text`, `description`, `visibility` and `properties`)",
                 shown(label)
             ),
         ));
@@ -217,14 +383,37 @@ fn label_entry(
             .map_err(|m| fail(lines.line(spanned.span().start), m))?;
         text.push(spanned.into_inner());
     }
-    Ok(DeclaredLabel {
+    let rules = owner_rules(label, entry.visibility, entry.properties, lines)?;
+    // A key, caption or searched property names and finds instances in every answer: were
+    // it restricted, search and look-ups would be an oracle for its value.
+    for (property, rule) in rules.properties.iter().filter(|(_, r)| r.restricts()) {
+        let role = if key.contains(property) {
+            "key"
+        } else if caption.as_ref() == Some(property) {
+            "caption"
+        } else if text.contains(property) {
+            "text"
+        } else {
+            continue;
+        };
+        return Err(fail(
+            rule.line,
+            format!(
+                "`{}`.properties.{}: a {role} property cannot be restricted (it names or finds instances in every answer)",
+                shown(label),
+                shown(property)
+            ),
+        ));
+    }
+    let declared = DeclaredLabel {
         key,
         caption,
         text,
         // A blank description says nothing; None lets the caller fall back to another.
         description: entry.description.filter(|d| !d.trim().is_empty()),
         line,
-    })
+    };
+    Ok((declared, rules))
 }
 
 /// One property of a label's `key` or `text` list, given the ones before it.
@@ -487,6 +676,99 @@ mod tests {
                     .starts_with(&format!("graph profile line {line}: ")),
                 "{e}"
             );
+        }
+    }
+
+    #[test]
+    fn a_policy_parses_with_its_lines_and_plain_visible_is_no_policy() {
+        let d = Declared::parse(
+            "[labels.Employee]\nkey = \"id\"\ncaption = \"name\"\n\n[labels.Employee.properties]\nsalary = { roles = [\"admin\"] }\nnational_id = \"hidden\"\nhome = \"people\"\nname2 = \"visible\"\n\n[labels.Audit]\nvisibility = \"hidden\"\n\n[relationships.REPORTS_TO]\nvisibility = { roles = [\"approver\", \"admin\"], llm = false }\nproperties = { bonus = \"hidden\" }\n\n[relationships.KNOWS]\nvisibility = \"visible\"\n",
+        )
+        .unwrap();
+        let p = &d.policy;
+        let salary = &p.label_properties["Employee"]["salary"];
+        assert_eq!(salary.line, 6);
+        assert_eq!(salary.roles, Some(["admin".to_string()].into()));
+        assert!(salary.llm);
+        let id = &p.label_properties["Employee"]["national_id"];
+        assert_eq!((id.roles.clone(), id.llm), (Some(BTreeSet::new()), false));
+        let home = &p.label_properties["Employee"]["home"];
+        assert_eq!((home.roles.clone(), home.llm), (None, false));
+        assert!(!p.label_properties["Employee"].contains_key("name2"));
+        assert_eq!(p.labels["Audit"].line, 12);
+        assert!(d.labels.contains_key("Audit"));
+        assert!(!p.types["REPORTS_TO"].llm);
+        assert!(p.type_properties["REPORTS_TO"].contains_key("bonus"));
+        assert!(!p.types.contains_key("KNOWS"));
+        assert!(p.restricts_anything());
+        let only_visible =
+            Declared::parse("[labels.A.properties]\nx = \"visible\"\n[relationships.T]\n").unwrap();
+        assert_eq!(only_visible.policy, Policy::default());
+        assert!(!only_visible.policy.restricts_anything());
+    }
+
+    #[test]
+    fn every_policy_problem_is_refused_with_its_line() {
+        for (text, line, expected) in [
+            (
+                "[labels.A.properties]\nx = \"secret\"\n",
+                2,
+                "`A`.properties.x: `secret` is not a visibility",
+            ),
+            (
+                "[labels.A]\n\nvisibility = { roles = [\"hr\"] }\n",
+                3,
+                "`A`.visibility: unknown role `hr` (roles: viewer, operator, approver, admin)",
+            ),
+            (
+                "[labels.A.properties]\nx = { roles = [\"admin\"], see = true }\n",
+                2,
+                "\"visible\", \"hidden\", \"people\" or a table of `roles` and `llm`",
+            ),
+            (
+                "[labels.A.properties]\nx = 3\n",
+                2,
+                "\"visible\", \"hidden\", \"people\" or a table",
+            ),
+            (
+                "[labels.A]\nkey = \"id\"\nproperties = { id = \"hidden\" }\n",
+                3,
+                "`A`.properties.id: a key property cannot be restricted",
+            ),
+            (
+                "[labels.A]\ncaption = \"name\"\n[labels.A.properties]\nname = \"people\"\n",
+                4,
+                "a caption property cannot be restricted",
+            ),
+            (
+                "[labels.A]\ntext = [\"bio\"]\n[labels.A.properties]\nbio = { roles = [] }\n",
+                4,
+                "a text property cannot be restricted",
+            ),
+            (
+                "[relationships.T]\nkey = \"id\"\n",
+                2,
+                "`T`: unknown field `key`",
+            ),
+            (
+                "relationships = 1\n",
+                1,
+                "`relationships` must be a table, one `[relationships.Name]` per type",
+            ),
+            (
+                "[relationships.T.properties]\n\"\" = \"hidden\"\n",
+                2,
+                "property names must not be empty",
+            ),
+            (
+                "[relationships.\"\"]\n",
+                1,
+                "relationship type names must not be empty",
+            ),
+        ] {
+            let e = Declared::parse(text).unwrap_err();
+            assert_eq!(e.line, line, "{text:?}: {e}");
+            assert!(e.message.contains(expected), "{text:?}: {e}");
         }
     }
 

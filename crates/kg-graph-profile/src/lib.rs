@@ -14,12 +14,14 @@
 
 mod declared;
 mod indexes;
+pub mod policy;
 mod profile;
 
 pub use declared::{Declared, DeclaredLabel, ProfileError};
 pub use indexes::{
     SEARCH_INDEX, key_index_statements, search_index_definition, search_index_statement,
 };
+pub use policy::{Audience, Policy, Rule, View};
 pub use profile::{
     CONSTRAINTS_STATEMENT, KeySource, LabelProfile, Profile, keys_from_constraint_rows, text_of,
 };

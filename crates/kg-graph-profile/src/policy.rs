@@ -1,0 +1,318 @@
+//! The visibility policy: which labels, relationship types and properties may leave the
+//! graph through kg-agent, to whom, and whether they may reach the LLM. Declared in the
+//! graph profile file:
+//!
+//! ```toml
+//! [labels.Employee.properties]
+//! salary = { roles = ["admin"] }   # people with one of these roles (and the LLM on their behalf)
+//! national_id = "hidden"           # nobody: never leaves the graph through kg-agent
+//! home_address = "people"          # every caller, never the LLM
+//! email = { roles = ["admin"], llm = false }
+//!
+//! [labels.AuditNote]
+//! visibility = "hidden"            # the whole label: its nodes are absent from every answer
+//!
+//! [relationships.REPORTS_TO]
+//! visibility = { roles = ["admin", "approver"] }
+//! properties = { bonus = "hidden" }
+//! ```
+//!
+//! A rule is `"visible"` (the default), `"hidden"`, `"people"` or a table of `roles` (who
+//! may see it; all roles when absent) and `llm` (whether the model may be sent it on their
+//! behalf; true when absent). With no rules at all every answer is as it was before
+//! policies existed.
+//!
+//! What a caller may see is a [`View`]: the policy resolved for one [`Audience`] (the
+//! caller's roles, and whether the answer goes to the model). Enforcement code asks the
+//! view, never the rules.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The roles kg-agent's identity layer knows (kg-identity's `Role`); a rule naming another
+/// is refused with its line, since it could never match anyone.
+pub const KNOWN_ROLES: [&str; 4] = ["viewer", "operator", "approver", "admin"];
+
+/// One rule, as declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    /// Who may see it: None for every role, else any one of these (empty: nobody).
+    pub roles: Option<BTreeSet<String>>,
+    /// Whether the model may be sent it (on behalf of a caller who may see it).
+    pub llm: bool,
+    /// The line it was declared on, for messages.
+    pub line: usize,
+}
+
+impl Rule {
+    /// True when the rule restricts anyone: not plain `"visible"`.
+    pub fn restricts(&self) -> bool {
+        self.roles.is_some() || !self.llm
+    }
+
+    /// Whether `audience` may see what this rule covers.
+    pub fn allows(&self, audience: &Audience) -> bool {
+        let role_ok = match &self.roles {
+            None => true,
+            Some(roles) => audience.roles.iter().any(|r| roles.contains(r)),
+        };
+        role_ok && (self.llm || !audience.for_model)
+    }
+}
+
+/// The declared rules. Empty: no policy.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Policy {
+    pub labels: BTreeMap<String, Rule>,
+    /// Per label, per property.
+    pub label_properties: BTreeMap<String, BTreeMap<String, Rule>>,
+    pub types: BTreeMap<String, Rule>,
+    /// Per relationship type, per property.
+    pub type_properties: BTreeMap<String, BTreeMap<String, Rule>>,
+}
+
+/// Who an answer is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Audience {
+    pub roles: Vec<String>,
+    /// True when the answer goes into the model's context.
+    pub for_model: bool,
+}
+
+impl Default for Audience {
+    /// Nobody in particular, for the model: the narrowest view, what a component sees
+    /// before it is told who it answers (so forgetting to say cannot widen it).
+    fn default() -> Self {
+        Audience {
+            roles: Vec::new(),
+            for_model: true,
+        }
+    }
+}
+
+impl Policy {
+    /// True when some rule restricts someone: only then do the guards refuse dynamic
+    /// property access and the like.
+    pub fn restricts_anything(&self) -> bool {
+        let any = |m: &BTreeMap<String, Rule>| m.values().any(Rule::restricts);
+        any(&self.labels)
+            || any(&self.types)
+            || self.label_properties.values().any(any)
+            || self.type_properties.values().any(any)
+    }
+
+    /// The policy resolved for one audience.
+    pub fn view(&self, audience: &Audience) -> View {
+        let denied = |m: &BTreeMap<String, Rule>| -> BTreeSet<String> {
+            m.iter()
+                .filter(|(_, rule)| !rule.allows(audience))
+                .map(|(name, _)| name.clone())
+                .collect()
+        };
+        let denied_properties = |m: &BTreeMap<String, BTreeMap<String, Rule>>| {
+            m.iter()
+                .map(|(owner, rules)| (owner.clone(), denied(rules)))
+                .filter(|(_, denied)| !denied.is_empty())
+                .collect::<BTreeMap<_, _>>()
+        };
+        View {
+            hidden_labels: denied(&self.labels),
+            hidden_types: denied(&self.types),
+            hidden_label_properties: denied_properties(&self.label_properties),
+            hidden_type_properties: denied_properties(&self.type_properties),
+            restricts_anything: self.restricts_anything(),
+        }
+    }
+
+    /// Every name the policy mentions, for `/health`'s warnings about names the graph
+    /// lacks: (labels, relationship types, properties).
+    pub fn names(&self) -> (Vec<&str>, Vec<&str>, BTreeSet<&str>) {
+        let labels = self
+            .labels
+            .keys()
+            .chain(self.label_properties.keys())
+            .map(String::as_str)
+            .collect::<BTreeSet<_>>();
+        let types = self
+            .types
+            .keys()
+            .chain(self.type_properties.keys())
+            .map(String::as_str)
+            .collect::<BTreeSet<_>>();
+        let properties = self
+            .label_properties
+            .values()
+            .chain(self.type_properties.values())
+            .flat_map(|m| m.keys().map(String::as_str))
+            .collect();
+        (
+            labels.into_iter().collect(),
+            types.into_iter().collect(),
+            properties,
+        )
+    }
+}
+
+/// The policy as one audience sees it: what is withheld from it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct View {
+    pub hidden_labels: BTreeSet<String>,
+    pub hidden_types: BTreeSet<String>,
+    pub hidden_label_properties: BTreeMap<String, BTreeSet<String>>,
+    pub hidden_type_properties: BTreeMap<String, BTreeSet<String>>,
+    /// The policy restricts someone (perhaps not this audience): dynamic property access
+    /// is refused even to those who could see everything, so that what a query may do
+    /// does not depend on who runs it in ways the tests cannot cover.
+    pub restricts_anything: bool,
+}
+
+impl View {
+    /// The view of no policy: everything visible.
+    pub fn open() -> View {
+        View::default()
+    }
+
+    /// True when this audience is denied nothing.
+    pub fn is_open(&self) -> bool {
+        self.hidden_labels.is_empty()
+            && self.hidden_types.is_empty()
+            && self.hidden_label_properties.is_empty()
+            && self.hidden_type_properties.is_empty()
+    }
+
+    pub fn label_visible(&self, label: &str) -> bool {
+        !self.hidden_labels.contains(label)
+    }
+
+    pub fn type_visible(&self, rel_type: &str) -> bool {
+        !self.hidden_types.contains(rel_type)
+    }
+
+    /// A node with these labels may be shown (none of them is hidden).
+    pub fn node_visible<S: AsRef<str>>(&self, labels: &[S]) -> bool {
+        labels.iter().all(|l| self.label_visible(l.as_ref()))
+    }
+
+    /// Whether property `name` of a node with these labels may be shown: hidden under any
+    /// of its labels is hidden.
+    pub fn node_property_visible<S: AsRef<str>>(&self, labels: &[S], name: &str) -> bool {
+        !labels.iter().any(|l| {
+            self.hidden_label_properties
+                .get(l.as_ref())
+                .is_some_and(|hidden| hidden.contains(name))
+        })
+    }
+
+    pub fn relationship_property_visible(&self, rel_type: &str, name: &str) -> bool {
+        !self
+            .hidden_type_properties
+            .get(rel_type)
+            .is_some_and(|hidden| hidden.contains(name))
+    }
+
+    /// Whether property `name` is hidden on some label or type: a query naming it is
+    /// refused, since a name in a query does not say whose property it reads.
+    pub fn property_name_hidden(&self, name: &str) -> bool {
+        self.hidden_label_properties
+            .values()
+            .chain(self.hidden_type_properties.values())
+            .any(|hidden| hidden.contains(name))
+    }
+
+    /// Every hidden label, type and property name: what a query may not name.
+    pub fn hidden_names(&self) -> BTreeSet<&str> {
+        self.hidden_labels
+            .iter()
+            .chain(&self.hidden_types)
+            .chain(self.hidden_label_properties.values().flatten())
+            .chain(self.hidden_type_properties.values().flatten())
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// The hidden labels as a Cypher predicate on variable `var` (`NOT var:A AND NOT
+    /// var:B`), None when none is hidden. Labels quoted by `quote`.
+    pub fn label_exclusion(&self, var: &str, quote: impl Fn(&str) -> String) -> Option<String> {
+        if self.hidden_labels.is_empty() {
+            return None;
+        }
+        Some(
+            self.hidden_labels
+                .iter()
+                .map(|l| format!("NOT {var}:{}", quote(l)))
+                .collect::<Vec<_>>()
+                .join(" AND "),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(roles: Option<&[&str]>, llm: bool) -> Rule {
+        Rule {
+            roles: roles.map(|r| r.iter().map(|s| s.to_string()).collect()),
+            llm,
+            line: 1,
+        }
+    }
+
+    fn audience(roles: &[&str], for_model: bool) -> Audience {
+        Audience {
+            roles: roles.iter().map(|s| s.to_string()).collect(),
+            for_model,
+        }
+    }
+
+    #[test]
+    fn a_rule_allows_its_roles_and_the_model_only_when_it_says_so() {
+        let admin_only = rule(Some(&["admin"]), true);
+        assert!(admin_only.allows(&audience(&["admin"], false)));
+        assert!(admin_only.allows(&audience(&["viewer", "admin"], true)));
+        assert!(!admin_only.allows(&audience(&["viewer"], false)));
+        let people = rule(None, false);
+        assert!(people.allows(&audience(&["viewer"], false)));
+        assert!(!people.allows(&audience(&["admin"], true)));
+        let hidden = rule(Some(&[]), false);
+        assert!(!hidden.allows(&audience(&KNOWN_ROLES, false)));
+        assert!(rule(None, true).allows(&Audience::default()));
+        assert!(!rule(None, true).restricts());
+        assert!(hidden.restricts() && people.restricts() && admin_only.restricts());
+    }
+
+    #[test]
+    fn a_view_hides_per_label_and_type_and_names_what_a_query_may_not_name() {
+        let mut policy = Policy::default();
+        policy
+            .label_properties
+            .entry("Employee".into())
+            .or_default()
+            .insert("salary".into(), rule(Some(&["admin"]), true));
+        policy.labels.insert("Audit".into(), rule(Some(&[]), false));
+        policy
+            .type_properties
+            .entry("PAID".into())
+            .or_default()
+            .insert("memo".into(), rule(None, false));
+        let viewer = policy.view(&audience(&["viewer"], false));
+        assert!(!viewer.node_visible(&["Audit", "Note"]));
+        assert!(viewer.node_visible(&["Employee"]));
+        assert!(!viewer.node_property_visible(&["Person", "Employee"], "salary"));
+        assert!(viewer.node_property_visible(&["Person"], "salary"));
+        assert!(viewer.relationship_property_visible("PAID", "memo"));
+        assert_eq!(
+            viewer.hidden_names(),
+            ["Audit", "salary"].into_iter().collect()
+        );
+        let admin_model = policy.view(&audience(&["admin"], true));
+        assert!(admin_model.node_property_visible(&["Employee"], "salary"));
+        assert!(!admin_model.relationship_property_visible("PAID", "memo"));
+        assert_eq!(
+            admin_model.label_exclusion("n", |l| format!("`{l}`")),
+            Some("NOT n:`Audit`".into())
+        );
+        assert!(admin_model.restricts_anything && !admin_model.is_open());
+        let none = Policy::default().view(&Audience::default());
+        assert!(none.is_open() && !none.restricts_anything);
+    }
+}
