@@ -170,7 +170,18 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     };
     let mut conditions = Vec::new();
     let mut params = Map::new();
+    let view = client.view();
     for (index, filter) in filters.iter().enumerate() {
+        // A filter on a property the audience may not see would answer whether its value
+        // matches: refused, naming the property only.
+        if let Some(property) = filter.get("property").and_then(Json::as_str)
+            && !view.node_property_visible(&[class.as_str()], property.trim())
+        {
+            return Err(args::invalid(format!(
+                "filters[{index}]: property `{}` of `{class}` is not available",
+                property.trim()
+            )));
+        }
         let (text, value) = condition(index, filter)?;
         conditions.push(text);
         params.insert(format!("v{index}"), value);

@@ -14,6 +14,7 @@ use crate::graph_error::graph_error;
 use crate::neighbors::graph_node;
 use crate::schema::require_label;
 use crate::session::Graph;
+use kg_graph_profile::View;
 use kg_wit::types::{Error, GraphData};
 use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
@@ -97,10 +98,22 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     // The count, the property sample and the sample instances in one statement.
     let profile = client.profile_for(&class).map_err(graph_error)?;
     let key = profile.label(&class).and_then(|l| l.single_key());
-    let (count, observed, sampled) = counted_and_sampled(&read, &label, key, sample_size)?;
-    let properties = properties(&observed, &declared);
+    let view = client.view();
+    let hidden: Vec<String> = view
+        .hidden_label_properties
+        .get(&class)
+        .map(|h| h.iter().cloned().collect())
+        .unwrap_or_default();
+    let (count, observed, sampled) = counted_and_sampled(&read, &label, key, sample_size, &hidden)?;
+    let mut properties = properties(&observed, &declared);
+    // Names the audience may not see are not listed (their values were never shaped).
+    properties.retain(|p| {
+        p["name"]
+            .as_str()
+            .is_some_and(|name| view.node_property_visible(&[class.as_str()], name))
+    });
     let types = client.relationship_types(&[]).map_err(graph_error)?;
-    let mut relationships = relationships(&read, &label, &types)?;
+    let mut relationships = relationships(&read, &label, &types, &view)?;
     if known.iter().any(|l| l == "OntologyRelationship") {
         let r = read(
             "MATCH (r:OntologyRelationship) WHERE r.source = $name OR r.target = $name RETURN r.name, r.source, r.target, r.description LIMIT 200",
@@ -180,6 +193,7 @@ fn counted_and_sampled(
     label: &str,
     key: Option<&str>,
     sample_size: i64,
+    hidden: &[String],
 ) -> Result<(i64, Vec<Value>, Vec<Value>), Error> {
     let samples = if sample_size > 0 {
         let (filter, order) = match key {
@@ -198,13 +212,23 @@ fn counted_and_sampled(
     } else {
         "WITH count, observed, [] AS samples ".to_string()
     };
+    // Properties the audience may not see are not read at all (their values would only
+    // give a type, but they need not leave the graph for that).
+    let unseen = if hidden.is_empty() {
+        ""
+    } else {
+        " WITH p, key WHERE NOT key IN $hidden"
+    };
     let statement = format!(
         "MATCH (n:{label}) WITH count(n) AS count \
-         CALL () {{ MATCH (p:{label}) WITH p LIMIT {PROPERTY_SAMPLE} UNWIND keys(p) AS key \
+         CALL () {{ MATCH (p:{label}) WITH p LIMIT {PROPERTY_SAMPLE} UNWIND keys(p) AS key{unseen} \
          WITH key, p[key] AS value LIMIT 5000 RETURN collect([key, value]) AS observed }} \
          {samples}RETURN count, observed, samples"
     );
     let mut params = Map::new();
+    if !hidden.is_empty() {
+        params.insert("hidden".into(), json!(hidden));
+    }
     params.insert("limit".into(), json!(sample_size));
     let result = read(&statement, params)?;
     let Some(row) = result.rows.into_iter().next() else {
@@ -257,7 +281,12 @@ fn properties(observed: &[Value], declared: &BTreeMap<String, String>) -> Vec<Js
 /// sample of [`RELATIONSHIP_SAMPLE`]. When the sample's other ends all carry the same
 /// labels, each of them gets the type's count; otherwise the count per class is unknown
 /// (null) and `type_count` gives the type's.
-fn relationships(read: Read, label: &str, types: &[String]) -> Result<Vec<Json>, Error> {
+fn relationships(
+    read: Read,
+    label: &str,
+    types: &[String],
+    view: &View,
+) -> Result<Vec<Json>, Error> {
     let types: Vec<&String> = types.iter().take(MAX_TYPES).collect();
     let mut params = Map::new();
     let mut parts = Vec::new();
@@ -333,7 +362,7 @@ fn relationships(read: Read, label: &str, types: &[String]) -> Result<Vec<Json>,
         let mut classes: Vec<&String> = sets.iter().flatten().collect();
         classes.sort();
         classes.dedup();
-        for other in classes {
+        for other in classes.into_iter().filter(|c| view.label_visible(c)) {
             let mut entry = json!({
                 "direction": d,
                 "type": t,

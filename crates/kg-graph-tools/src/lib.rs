@@ -26,6 +26,7 @@ mod session;
 mod session_tests;
 mod spec_texts;
 mod statistics;
+mod visibility;
 
 pub use byte_cap::MAX_RESULT_BYTES;
 pub use catalog::{ToolOutput, call, call_in, hints, log_line, specs};

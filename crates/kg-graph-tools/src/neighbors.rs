@@ -106,12 +106,22 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         }
         (key, _) => key?,
     };
-    let type_filter = if types.is_empty() {
+    let view = client.view();
+    // Asked for no type while some type is hidden: every type the audience may see,
+    // spelt out, so the expansion never crosses a hidden relationship.
+    let visible_types;
+    let walked: &[String] = if types.is_empty() && !view.hidden_types.is_empty() {
+        visible_types = client.relationship_types(&[]).map_err(graph_error)?;
+        &visible_types
+    } else {
+        &types
+    };
+    let type_filter = if walked.is_empty() {
         String::new()
     } else {
         format!(
             ":{}",
-            types
+            walked
                 .iter()
                 .map(|t| quote_name(t))
                 .collect::<Vec<_>>()
@@ -127,6 +137,17 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     } else {
         format!("*1..{hops}")
     };
+    // Nodes of hidden labels are neither reached, passed through nor counted.
+    let unseen = |var: &str| view.label_exclusion(var, quote_name);
+    let (unseen_path, unseen_other) = match (unseen("m"), unseen("o"), unseen("x")) {
+        (Some(m), Some(o), Some(_)) if hops == 1 => (format!(" WHERE {m}"), format!(" WHERE {o}")),
+        (Some(_), Some(o), Some(x)) => (
+            format!(" WHERE all(x IN nodes(p) WHERE {x})"),
+            format!(" WHERE {o}"),
+        ),
+        _ => (String::new(), String::new()),
+    };
+    let other = if unseen_other.is_empty() { "" } else { "o" };
     // The page and the degree per type in one statement (one round trip, not two). The
     // types counted: those asked for, else every type the graph has (a list the request
     // reads once).
@@ -140,11 +161,16 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     let degree_types: Vec<&String> = degree_types.iter().take(MAX_DEGREE_TYPES).collect();
     let counts: Vec<String> = degree_types
         .iter()
-        .map(|t| format!("COUNT {{ (n){left}[:{}]{right}() }}", quote_name(t)))
+        .map(|t| {
+            format!(
+                "COUNT {{ (n){left}[:{}]{right}({other}){unseen_other} }}",
+                quote_name(t)
+            )
+        })
         .collect();
     let statement = format!(
         "MATCH (n) WHERE {} \
-         CALL (n) {{ MATCH p = (n){left}[{type_filter}{length}]{right}(m) WITH p LIMIT $limit RETURN collect(p) AS paths }} \
+         CALL (n) {{ MATCH p = (n){left}[{type_filter}{length}]{right}(m){unseen_path} WITH p LIMIT $limit RETURN collect(p) AS paths }} \
          RETURN paths, [{}] AS degrees",
         Resolved::condition("n", "id"),
         counts.join(", ")

@@ -49,17 +49,24 @@ pub fn classes<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<T
                 AccessMode::Read,
             )
             .map_err(graph_error)?;
+        // The ontology is data: its classes and properties pass the policy like the
+        // graph's own labels and properties do.
+        let view = client.view();
         let classes: Vec<Json> = result
             .rows
             .iter()
+            .filter(|row| row.first().and_then(Value::as_str).is_none_or(|c| view.label_visible(c)))
             .map(|row| {
+                let class = row.first().and_then(Value::as_str).unwrap_or_default();
                 let properties: Vec<Json> = match row.get(2) {
                     Some(Value::List(items)) => items
                         .iter()
                         .filter_map(Value::as_str)
-                        .map(|p| match p.split_once(':') {
-                            Some((name, ty)) => json!({"name": name, "type": ty}),
-                            None => json!({"name": p, "type": Json::Null}),
+                        .map(|p| p.split_once(':').unwrap_or((p, "")))
+                        .filter(|(name, _)| view.node_property_visible(&[class], name))
+                        .map(|(name, ty)| match ty {
+                            "" => json!({"name": name, "type": Json::Null}),
+                            ty => json!({"name": name, "type": ty}),
                         })
                         .collect(),
                     _ => Vec::new(),
@@ -70,6 +77,7 @@ pub fn classes<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<T
         (classes, "ontology")
     } else {
         let profile = client.known_profile();
+        let view = client.view();
         let mut classes = Vec::new();
         for label in known
             .iter()
@@ -86,11 +94,9 @@ pub fn classes<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<T
             let properties: Vec<Json> = result
                 .rows
                 .iter()
-                .filter_map(|r| {
-                    r.first()?
-                        .as_str()
-                        .map(|k| json!({"name": k, "type": Json::Null}))
-                })
+                .filter_map(|r| r.first()?.as_str())
+                .filter(|k| view.node_property_visible(&[label.as_str()], k))
+                .map(|k| json!({"name": k, "type": Json::Null}))
                 .collect();
             // The graph profile's description, when it declares one.
             let description = profile
@@ -129,14 +135,27 @@ pub fn relationships<T: Transport>(
                 AccessMode::Read,
             )
             .map_err(graph_error)?;
+        let view = client.view();
+        let named = |r: &Vec<Value>, i: usize| {
+            r.get(i)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
         let items = result
             .rows
             .iter()
+            .filter(|r| {
+                view.type_visible(&named(r, 0))
+                    && view.label_visible(&named(r, 1))
+                    && view.label_visible(&named(r, 2))
+            })
             .map(|r| json!({"name": text(r.first()), "source": text(r.get(1)), "target": text(r.get(2)), "description": text(r.get(3))}))
             .collect();
         (items, "ontology", false)
     } else {
         let types = client.relationship_types(&[]).map_err(graph_error)?;
+        let view = client.view();
         let mut items = Vec::new();
         for rel_type in types.iter().take(MAX_ITEMS) {
             // Endpoints as observed on a sample of the relationships.
@@ -149,6 +168,14 @@ pub fn relationships<T: Transport>(
                 .run(&statement, Map::new(), AccessMode::Read)
                 .map_err(graph_error)?;
             for row in &result.rows {
+                let end_hidden = |i: usize| {
+                    row.get(i)
+                        .and_then(Value::as_str)
+                        .is_some_and(|l| !view.label_visible(l))
+                };
+                if end_hidden(0) || end_hidden(1) {
+                    continue;
+                }
                 items.push(json!({"name": rel_type, "source": text(row.first()), "target": text(row.get(1)), "description": Json::Null}));
             }
         }

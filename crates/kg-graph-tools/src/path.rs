@@ -2,6 +2,7 @@
 
 use crate::args;
 use crate::catalog::ToolOutput;
+use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
 use crate::instance::{Resolved, resolve_pair};
 use crate::neighbors::{graph_edge, graph_node};
@@ -63,13 +64,32 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         return Err(args::invalid("`start` and `end` are the same instance"));
     }
     // Both ends are seeks by element id; the search between them is bounded by max_depth.
+    // A path never passes a node or relationship the audience may not see: the search
+    // itself avoids them (Neo4j applies such predicates while it searches), so a path
+    // around them is found rather than none.
+    let view = client.view();
+    let mut unseen = Vec::new();
+    if let Some(e) = view.label_exclusion("x", quote_name) {
+        unseen.push(format!("all(x IN nodes(p) WHERE {e})"));
+    }
+    if !view.hidden_types.is_empty() {
+        unseen.push("none(r IN relationships(p) WHERE type(r) IN $hidden_types)".to_string());
+    }
+    let unseen = if unseen.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", unseen.join(" AND "))
+    };
     let statement = format!(
         "MATCH (a) WHERE {} MATCH (b) WHERE {} \
-         MATCH p = shortestPath((a)-[*..{max_depth}]-(b)) RETURN p LIMIT $limit",
+         MATCH p = shortestPath((a)-[*..{max_depth}]-(b)){unseen} RETURN p LIMIT $limit",
         Resolved::condition("a", "from"),
         Resolved::condition("b", "to"),
     );
     let mut params = Map::new();
+    if !view.hidden_types.is_empty() {
+        params.insert("hidden_types".into(), json!(view.hidden_types));
+    }
     params.insert("from".into(), json!(from.element_id));
     params.insert("to".into(), json!(to.element_id));
     params.insert("limit".into(), json!(limit));

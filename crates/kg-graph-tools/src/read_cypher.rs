@@ -79,15 +79,16 @@ pub fn run<T: Transport>(
     }
     let limit = args::optional_integer(&args, "limit", 100, 1, MAX_ROWS)?;
 
-    let checked = guard::check(&query, limit as usize).map_err(|r| match r {
-        Rejection::Refused(r) => {
-            args::invalid(format!("`query` refused by the read-only guard: {}", r.0))
-        }
-        Rejection::TooExpensive(e) => too_expensive(
-            format!("`query` is too expensive: {}", e.message),
-            json!({"construct": e.construct, "excerpt": e.excerpt}),
-        ),
-    })?;
+    let checked =
+        guard::check_for(&query, limit as usize, &client.view()).map_err(|r| match r {
+            Rejection::Refused(r) => {
+                args::invalid(format!("`query` refused by the read-only guard: {}", r.0))
+            }
+            Rejection::TooExpensive(e) => too_expensive(
+                format!("`query` is too expensive: {}", e.message),
+                json!({"construct": e.construct, "excerpt": e.excerpt}),
+            ),
+        })?;
     if !checked.labels.is_empty() && !checked.relationship_types.is_empty() {
         client.read_both_lists().map_err(graph_error)?;
     }

@@ -31,8 +31,11 @@ pub fn require_odd_label_first<T: Transport>(
     client: &Graph<'_, T>,
     label: &str,
 ) -> Result<(), Error> {
-    // A plain name counts as found here: its check is the one after the statement.
-    require_label_unless_found(client, label, is_plain_name(label))
+    // A plain name counts as found here: its check is the one after the statement. A
+    // label the audience may not see is checked now, and is not in the list it is checked
+    // against: it is refused exactly as a label the graph lacks.
+    let hidden = !client.view().label_visible(label);
+    require_label_unless_found(client, label, is_plain_name(label) && !hidden)
 }
 
 /// The longest name sent in a statement unchecked.

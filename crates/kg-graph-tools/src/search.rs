@@ -184,12 +184,28 @@ fn scan<T: Transport>(
     // String predicates on non-strings are null in Cypher (no error), and CASE is lazy,
     // so only string properties are lowered and compared: portable across Neo4j and
     // devgraph.
+    // A property the audience may not see is not searched: a match would tell its value.
+    let view = client.view();
+    let hidden: Vec<&str> = view
+        .hidden_label_properties
+        .values()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    let unseen = if hidden.is_empty() {
+        ""
+    } else {
+        "NOT k IN $hidden AND "
+    };
     let statement = format!(
-        "{pattern}WITH n, [k IN keys(n) WHERE CASE WHEN n[k] STARTS WITH '' THEN toLower(n[k]) END CONTAINS $term] AS matched \
+        "{pattern}WITH n, [k IN keys(n) WHERE {unseen}CASE WHEN n[k] STARTS WITH '' THEN toLower(n[k]) END CONTAINS $term] AS matched \
          WHERE size(matched) > 0 RETURN n LIMIT $limit"
     );
     let limit = INDEX_CANDIDATES.max(wanted * 10);
     let mut params = Map::new();
+    if !hidden.is_empty() {
+        params.insert("hidden".into(), json!(hidden));
+    }
     params.insert("term".into(), json!(term.to_lowercase()));
     params.insert("scan".into(), json!(SCAN_LIMIT));
     params.insert("limit".into(), json!(limit));

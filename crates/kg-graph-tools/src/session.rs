@@ -12,7 +12,9 @@
 //! statement found nothing (`schema::require_label_unless_found`), so a turn of such calls
 //! that find what they look for sends no schema statement at all.
 
-use kg_graph_profile::{CONSTRAINTS_STATEMENT, Declared, Profile, keys_from_constraint_rows};
+use kg_graph_profile::{
+    Audience, CONSTRAINTS_STATEMENT, Declared, Profile, View, keys_from_constraint_rows,
+};
 use neo4j_client::{AccessMode, Client, Neo4jError, Notification, QueryResult, Transport};
 use serde_json::{Map, Value as Json};
 use std::sync::{Arc, Mutex};
@@ -37,6 +39,10 @@ pub struct Session {
     declared: Declared,
     profile: Mutex<Option<Arc<Profile>>>,
     constraint_lookups: Mutex<usize>,
+    /// The declared visibility policy resolved for the audience the answers are for
+    /// ([`Session::set_audience`]); None until first needed, then the narrowest audience's
+    /// unless one was set.
+    view: Mutex<Option<Arc<View>>>,
 }
 
 #[derive(Default)]
@@ -65,6 +71,19 @@ impl Session {
             declared,
             ..Self::default()
         }
+    }
+
+    /// Who the answers are for from now on: every value the tools read is redacted for
+    /// them (`crate::visibility`), and hidden names are refused in arguments and queries.
+    pub fn set_audience(&self, audience: &Audience) {
+        *lock(&self.view) = Some(Arc::new(self.declared.policy.view(audience)));
+    }
+
+    /// What the current audience is denied.
+    pub fn view(&self) -> Arc<View> {
+        lock(&self.view)
+            .get_or_insert_with(|| Arc::new(self.declared.policy.view(&Audience::default())))
+            .clone()
     }
 
     /// `SHOW CONSTRAINTS` statements sent so far (at most one per session).
@@ -131,8 +150,9 @@ impl<'a, T: Transport> Graph<'a, T> {
         parameters: Map<String, Json>,
         mode: AccessMode,
     ) -> Result<QueryResult, Neo4jError> {
-        let result = self.client.run(statement, parameters, mode)?;
+        let mut result = self.client.run(statement, parameters, mode)?;
         self.session.record(statement, &result);
+        crate::visibility::redact_rows(&mut result.rows, &self.session.view());
         Ok(result)
     }
 
@@ -144,14 +164,24 @@ impl<'a, T: Transport> Graph<'a, T> {
         parameters: Map<String, Json>,
         mode: AccessMode,
     ) -> Result<QueryResult, Neo4jError> {
-        let result = self.client.run_bounded(statement, parameters, mode)?;
+        let mut result = self.client.run_bounded(statement, parameters, mode)?;
         self.session.record(statement, &result);
+        crate::visibility::redact_rows(&mut result.rows, &self.session.view());
         Ok(result)
     }
 
     /// The labels in use, each of `needed` among them if the graph has it.
+    /// Hidden labels are not among them: to this audience they do not exist.
     pub fn labels(&self, needed: &[&str]) -> Result<Vec<String>, Neo4jError> {
-        self.names(&self.session.labels, LABELS, needed)
+        let view = self.view();
+        let mut labels = self.names(&self.session.labels, LABELS, needed)?;
+        labels.retain(|l| view.label_visible(l));
+        Ok(labels)
+    }
+
+    /// What the session's audience is denied.
+    pub fn view(&self) -> Arc<View> {
+        self.session.view()
     }
 
     /// Reads the label and the relationship-type lists in one statement when a tool is
@@ -233,8 +263,12 @@ impl<'a, T: Transport> Graph<'a, T> {
     }
 
     /// The relationship types in use, each of `needed` among them if the graph has it.
+    /// Hidden types are not among them.
     pub fn relationship_types(&self, needed: &[&str]) -> Result<Vec<String>, Neo4jError> {
-        self.names(&self.session.relationship_types, RELATIONSHIP_TYPES, needed)
+        let view = self.view();
+        let mut types = self.names(&self.session.relationship_types, RELATIONSHIP_TYPES, needed)?;
+        types.retain(|t| view.type_visible(t));
+        Ok(types)
     }
 
     fn names(

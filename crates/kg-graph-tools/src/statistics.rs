@@ -6,6 +6,7 @@ use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
 use crate::schema::{require_label_unless_found, require_odd_label_first};
 use crate::session::Graph;
+use kg_graph_profile::View;
 use kg_wit::types::Error;
 use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
@@ -48,7 +49,8 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
             (known.into_iter().take(MAX_LABELS).collect(), truncated)
         }
     };
-    let (statement, params) = counts_and_samples(&labels, label.is_none(), sample_size);
+    let view = client.view();
+    let (statement, params) = counts_and_samples(&labels, label.is_none(), sample_size, &view);
     let rows = client
         .run(&statement, params, AccessMode::Read)
         .map_err(graph_error)?
@@ -60,7 +62,11 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         match row.first().and_then(Value::as_str) {
             Some(name) => {
                 let samples = match row.get(2) {
-                    Some(Value::List(nodes)) => nodes.iter().map(sample).collect(),
+                    Some(Value::List(nodes)) => nodes
+                        .iter()
+                        .filter(|n| !matches!(n, Value::Null))
+                        .map(sample)
+                        .collect(),
                     _ => Vec::new(),
                 };
                 counts.push((name.to_string(), count, samples));
@@ -108,11 +114,22 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
 /// then up to `sample_size` of its nodes, collected; and with `with_total` a branch
 /// counting every node (label `null`). Rows: `label, count, samples`. A label with no
 /// node answers no row when samples are asked for (the subquery has none to join).
+///
+/// Nodes of a label the audience may not see are neither counted nor sampled, not even
+/// under another label they carry (those counts then scan the label: the count store
+/// cannot leave them out).
 fn counts_and_samples(
     labels: &[String],
     with_total: bool,
     sample_size: i64,
+    view: &View,
 ) -> (String, Map<String, Json>) {
+    let unseen = |var: &str| {
+        view.label_exclusion(var, quote_name)
+            .map(|e| format!(" WHERE {e}"))
+            .unwrap_or_default()
+    };
+    let (unseen_n, unseen_s) = (unseen("n"), unseen("s"));
     let mut params = Map::new();
     params.insert("limit".into(), json!(sample_size));
     let mut parts: Vec<String> = labels
@@ -123,21 +140,21 @@ fn counts_and_samples(
             let label = quote_name(label);
             if sample_size > 0 {
                 format!(
-                    "MATCH (n:{label}) WITH count(n) AS count \
-                     CALL () {{ MATCH (s:{label}) RETURN s LIMIT $limit }} \
+                    "MATCH (n:{label}){unseen_n} WITH count(n) AS count \
+                     CALL () {{ MATCH (s:{label}){unseen_s} RETURN s LIMIT $limit }} \
                      RETURN $l{i} AS label, count, collect(s) AS samples"
                 )
             } else {
                 format!(
-                    "MATCH (n:{label}) WITH count(n) AS count RETURN $l{i} AS label, count, [] AS samples"
+                    "MATCH (n:{label}){unseen_n} WITH count(n) AS count RETURN $l{i} AS label, count, [] AS samples"
                 )
             }
         })
         .collect();
     if with_total {
-        parts.push(
-            "MATCH (n) WITH count(n) AS count RETURN null AS label, count, [] AS samples".into(),
-        );
+        parts.push(format!(
+            "MATCH (n){unseen_n} WITH count(n) AS count RETURN null AS label, count, [] AS samples"
+        ));
     }
     (parts.join(" UNION ALL "), params)
 }

@@ -8,9 +8,12 @@ mod cost;
 mod lexer;
 mod limit;
 mod names;
+mod visibility;
 
 pub use cost::{MAX_HOPS, MAX_RANGE_ELEMENTS, MAX_RANGE_PRODUCT, TooExpensive};
 pub use lexer::{Token, lex};
+
+use kg_graph_profile::View;
 
 /// Procedures a read query may call: schema introspection only.
 pub const ALLOWED_PROCEDURES: [&str; 6] = [
@@ -114,8 +117,14 @@ pub struct Checked {
 }
 
 /// Checks `statement` and enforces at most `max_rows + 1` rows per RETURN (the extra row
-/// tells the caller the answer was cut).
+/// tells the caller the answer was cut), for a graph without a visibility policy.
 pub fn check(statement: &str, max_rows: usize) -> Result<Checked, Rejection> {
+    check_for(statement, max_rows, &View::open())
+}
+
+/// [`check`] for an audience: names it may not see, and (while the graph has a visibility
+/// policy) dynamic property access, are refused as well (`visibility`).
+pub fn check_for(statement: &str, max_rows: usize, view: &View) -> Result<Checked, Rejection> {
     let lexed = lex(statement).map_err(Refusal)?;
     let mut tokens = lexed.tokens;
     // `PROFILE <read>`: checked as the read it runs. Only as the first word: anywhere
@@ -139,6 +148,7 @@ pub fn check(statement: &str, max_rows: usize) -> Result<Checked, Rejection> {
     }
     let kinds: Vec<&Token> = tokens.iter().map(|t| &t.token).collect();
     forbidden_words(&kinds)?;
+    visibility::check(&kinds, view)?;
     let procedures = calls(&kinds)?;
     let (labels, relationship_types) = names::collect(&kinds);
     cost::check(&lexed.clean, &tokens).map_err(Rejection::TooExpensive)?;
