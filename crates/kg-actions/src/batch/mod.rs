@@ -1,5 +1,5 @@
 //! The batch state machine: de-duplicated ids cut into chunks, at most `max_concurrent`
-//! chunks in flight, retries of a chunk on transient errors only, outcomes reported as
+//! chunks in flight (fewer while the graph shows contention: [`window`]), retries of a chunk on transient errors only, outcomes reported as
 //! they arrive, and a final report in the caller's order. No I/O: the component drives it
 //! and passes the time in.
 //!
@@ -19,6 +19,10 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 
 #[cfg(test)]
 mod tests;
+pub mod window;
+
+pub use window::Concurrency;
+use window::{Signal, Window};
 
 /// Retries a chunk gets at least when the graph answers with a transient error (it rolled
 /// back): measured on Neo4j 5.26, ten chunks of one supplier's orders in parallel, three
@@ -90,6 +94,8 @@ pub struct Chunk {
     pub index: usize,
     pub items: Vec<(String, String)>,
     pub attempt: u32,
+    /// The concurrency window's number for this attempt (see [`Window::send`]).
+    pub sent: u64,
     /// Set once an attempt was sent and not answered: the chunk may have been applied.
     /// Holds that attempt's error and the instant after which it can no longer apply.
     pub uncertain: Option<Uncertain>,
@@ -151,6 +157,7 @@ pub struct Batch {
     order: BTreeMap<String, usize>,
     queue: VecDeque<Chunk>,
     in_flight: usize,
+    window: Window,
     to_reconcile: VecDeque<Reconcile>,
     reconciling: usize,
     outcomes: Vec<EntityOutcome>,
@@ -190,6 +197,7 @@ impl Batch {
                     .map(|(i, id)| ((*id).clone(), format!("{log_prefix}-{i}")))
                     .collect(),
                 attempt: 0,
+                sent: 0,
                 uncertain: None,
             })
             .collect();
@@ -201,6 +209,7 @@ impl Batch {
             order,
             queue,
             in_flight: 0,
+            window: Window::new(options.max_concurrent, Concurrency::default()),
             to_reconcile: VecDeque::new(),
             reconciling: 0,
             outcomes: Vec::new(),
@@ -212,6 +221,13 @@ impl Batch {
 
     pub fn with_guards(mut self, guards: Guards) -> Batch {
         self.guards = guards;
+        self
+    }
+
+    /// Whether the number in flight adapts under `max_concurrent` (the default) or stays
+    /// at it.
+    pub fn with_concurrency(mut self, concurrency: Concurrency) -> Batch {
+        self.window = Window::new(self.options.max_concurrent, concurrency);
         self
     }
 
@@ -238,10 +254,11 @@ impl Batch {
         {
             self.stop(Stop::Deadline);
         }
-        if self.stopped.is_some() || self.in_flight >= self.options.max_concurrent as usize {
+        if self.stopped.is_some() || self.in_flight >= self.window.limit() as usize {
             return None;
         }
-        let chunk = self.queue.pop_front()?;
+        let mut chunk = self.queue.pop_front()?;
+        chunk.sent = self.window.send();
         self.in_flight += 1;
         Some(chunk)
     }
@@ -250,9 +267,22 @@ impl Batch {
         self.in_flight
     }
 
+    /// How many chunks may be in flight now (at most `max_concurrent`).
+    pub fn window(&self) -> u32 {
+        self.window.limit()
+    }
+
     /// Records a chunk's result. Rows missing from a successful result become errors.
     pub fn complete(&mut self, mut chunk: Chunk, result: Result<Vec<EntityOutcome>, ChunkError>) {
         self.in_flight = self.in_flight.saturating_sub(1);
+        // A rollback or a missing answer means too much in flight; a refused connection or
+        // a fatal error says nothing about the load.
+        let signal = match &result {
+            Ok(_) => Signal::Clean,
+            Err(ChunkError::Transient(_) | ChunkError::Uncertain(_)) => Signal::Contention,
+            Err(ChunkError::Refused(_) | ChunkError::Fatal(_)) => Signal::Neutral,
+        };
+        self.window.observe(chunk.sent, signal);
         let error = match result {
             Ok(outcomes) => {
                 self.unanswered_in_a_row = 0;

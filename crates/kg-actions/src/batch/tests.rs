@@ -260,6 +260,7 @@ proptest! {
         raw in proptest::collection::vec(0u8..40, 0..120),
         chunk_size in 1u32..20,
         max_concurrent in 1u32..5,
+        fixed in any::<bool>(),
         max_retries in 0u32..3,
         breaker_after in 0u32..4,
         deadline in proptest::option::of(0u64..40),
@@ -269,7 +270,10 @@ proptest! {
         let input: Vec<String> = raw.iter().map(|i| format!("E{i}")).collect();
         let options = BatchOptions { chunk_size, max_concurrent, max_retries, ..Default::default() };
         let guards = Guards { deadline_ms: deadline, breaker_after };
-        let mut b = Batch::new("T", "a", &input, "L", options).with_guards(guards);
+        let concurrency = if fixed { Concurrency::Fixed } else { Concurrency::Adaptive };
+        let mut b = Batch::new("T", "a", &input, "L", options)
+            .with_guards(guards)
+            .with_concurrency(concurrency);
         let mut fault = faults.into_iter().cycle();
         let mut read = reads.into_iter().cycle();
         let mut applied: HashSet<String> = HashSet::new();
@@ -279,6 +283,7 @@ proptest! {
             now += 1;
             while let Some(c) = b.start_next(now) { flying.push(c); }
             prop_assert!(b.in_flight() <= max_concurrent as usize);
+            prop_assert!((1..=max_concurrent).contains(&b.window()));
             if let Some(job) = b.start_reconcile() {
                 let found: Vec<EntityOutcome> = job.items.iter()
                     .filter(|(id, _)| applied.contains(id)).map(|(id, _)| ok(id)).collect();
@@ -326,6 +331,50 @@ proptest! {
             );
         }
     }
+}
+
+#[test]
+fn the_window_backs_off_on_deadlocks_and_grows_on_clean_chunks() {
+    let options = BatchOptions {
+        chunk_size: 1,
+        max_concurrent: 10,
+        ..Default::default()
+    };
+    let answer = |c: &Chunk| Ok(vec![ok(&c.items[0].0)]);
+    let mut b = Batch::new("T", "a", &ids(80), "L", options);
+    let start_all = |b: &mut Batch| std::iter::from_fn(|| b.start_next(0)).collect::<Vec<_>>();
+    let first = start_all(&mut b);
+    assert_eq!(first.len(), 2, "a modest start");
+    // Both deadlock (one contention event): one slot, the retry first.
+    for c in first {
+        b.complete(c, Err(ChunkError::Transient("DeadlockDetected".into())));
+    }
+    assert_eq!(b.window(), 1);
+    let retry = start_all(&mut b);
+    assert_eq!((retry.len(), retry[0].attempt), (1, 1));
+    b.complete(retry[0].clone(), answer(&retry[0]));
+    assert_eq!(b.window(), 2, "one window of clean chunks adds one");
+    // Clean chunks from here on: the window climbs to the ceiling, one per window's worth
+    // of them (2 + 3 + ... + 9 chunks).
+    let mut widest = 0;
+    while !b.is_finished() {
+        let wave = start_all(&mut b);
+        widest = widest.max(b.in_flight());
+        for c in wave {
+            let result = answer(&c);
+            b.complete(c, result);
+        }
+    }
+    assert_eq!(widest, 10);
+    assert_eq!(b.summary(0).succeeded, 80);
+    // Fixed: the ceiling from the start, whatever the graph answers.
+    let mut b = Batch::new("T", "a", &ids(40), "L", options).with_concurrency(Concurrency::Fixed);
+    let first = start_all(&mut b);
+    assert_eq!(first.len(), 10);
+    for c in first {
+        b.complete(c, Err(ChunkError::Transient("DeadlockDetected".into())));
+    }
+    assert_eq!((b.window(), start_all(&mut b).len()), (10, 10));
 }
 
 #[test]
