@@ -219,7 +219,11 @@ defaults
   option httplog
   # SSE: HAProxy forwards response data as it arrives (it never waits for a whole body), so
   # streams need no switch of their own; what they need is timeouts longer than the app's
-  # 10 s heartbeat, on both sides, and on the tunnel an upgraded connection becomes.
+  # 10 s heartbeat, on both sides, and on the tunnel an upgraded connection becomes. And
+  # http-no-delay: without it HAProxy sends with MSG_MORE, expecting more data to merge,
+  # and each SSE event (the first one included) waits for the kernel's 200 ms timer:
+  # measured here, a stream's first byte in 4 ms straight from Spin, 218 ms through HAProxy.
+  option http-no-delay
   timeout connect 2s
   timeout client 300s
   timeout server 300s
