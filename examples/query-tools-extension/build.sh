@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the supplier-tools extension into a component that imports and exports
-# kg:query-tools/query-tools@0.1.0, and prints its path. It still has to be plugged into
+# kg:query-tools/query-tools@0.1.1, and prints its path. It still has to be plugged into
 # kg-agent's query-tools component (README.md: wac plug) before spin.toml can use it.
 #
 #   build.sh [local|registry]

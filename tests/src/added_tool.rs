@@ -13,7 +13,7 @@ use wac_graph::types::Package;
 use wac_graph::{CompositionGraph, EncodeOptions};
 
 /// The dependency key of the query tools in spin.toml.
-pub const QUERY_TOOLS_DEPENDENCY: &str = "\"kg:query-tools/query-tools@0.1.0\"";
+pub const QUERY_TOOLS_DEPENDENCY: &str = "\"kg:query-tools/query-tools@0.1.1\"";
 /// Our query-tools component, as spin.toml names it.
 const OUR_QUERY_TOOLS: &str = "target/wasm32-wasip2/component/kg_query_tools.wasm";
 

@@ -20,7 +20,7 @@
 //! own, as tests/python-venv.sh makes them: Debian's python3 has pip only there), checked
 //! against its hash and unpacked into `target/airportsdata/`.
 
-use crate::{GRAPH_PASSWORD, Graph, Stack, manifest_variant, workspace};
+use crate::{GRAPH_PASSWORD, Graph, Stack, workspace};
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -492,27 +492,9 @@ async fn write(
 }
 
 /// A copy of this run's manifest in `dir` whose `/catalog` mount is the airports' catalog
-/// folder ([`CATALOG`]), copied into `dir` (Spin mounts only from inside the manifest's
-/// folder).
+/// folder ([`CATALOG`]).
 pub fn manifest(dir: &Path) -> Result<PathBuf> {
-    const DEMO: &str = r#"{ source = "catalog", destination = "/catalog" }"#;
-    const OURS: &str = r#"{ source = "airports-catalog", destination = "/catalog" }"#;
-    let mut mounts = 0;
-    let path = manifest_variant(dir, |text| {
-        mounts = text.matches(DEMO).count();
-        text.replace(DEMO, OURS)
-    })?;
-    ensure!(
-        mounts == 1,
-        "the manifest mounts `catalog` at /catalog {mounts} times, not once"
-    );
-    let mounted = dir.join("airports-catalog");
-    std::fs::create_dir_all(&mounted)?;
-    for entry in std::fs::read_dir(workspace().join(CATALOG))? {
-        let entry = entry?;
-        std::fs::copy(entry.path(), mounted.join(entry.file_name()))?;
-    }
-    Ok(path)
+    crate::manifest_with_catalog(dir, CATALOG)
 }
 
 /// The application on a graph holding the airports (and nothing else), with `extra`

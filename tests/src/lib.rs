@@ -16,6 +16,7 @@ pub mod embedding_stub;
 pub mod events;
 mod graph;
 mod host;
+pub mod hr;
 pub mod llm_stub;
 pub mod mcp;
 pub mod oci_registry;
@@ -67,6 +68,30 @@ pub fn manifest_is_composed() -> bool {
 /// `edit` may change it further (e.g. allowed hosts or inheritance) for a test.
 pub fn manifest_variant(dir: &Path, edit: impl FnOnce(String) -> String) -> Result<PathBuf> {
     manifest_variant_of(&app_manifest(), dir, edit)
+}
+
+/// A copy of this run's manifest in `dir` whose `/catalog` mount is `catalog` (a folder of
+/// the workspace holding a graph-profile.toml and an actions.toml), copied into `dir`
+/// (Spin mounts only from inside the manifest's folder).
+pub fn manifest_with_catalog(dir: &Path, catalog: &str) -> Result<PathBuf> {
+    const DEMO: &str = r#"{ source = "catalog", destination = "/catalog" }"#;
+    const OURS: &str = r#"{ source = "test-catalog", destination = "/catalog" }"#;
+    let mut mounts = 0;
+    let path = manifest_variant(dir, |text| {
+        mounts = text.matches(DEMO).count();
+        text.replace(DEMO, OURS)
+    })?;
+    anyhow::ensure!(
+        mounts == 1,
+        "the manifest mounts `catalog` at /catalog {mounts} times, not once"
+    );
+    let mounted = dir.join("test-catalog");
+    std::fs::create_dir_all(&mounted)?;
+    for entry in std::fs::read_dir(workspace().join(catalog))? {
+        let entry = entry?;
+        std::fs::copy(entry.path(), mounted.join(entry.file_name()))?;
+    }
+    Ok(path)
 }
 
 /// `manifest_variant` of a given manifest.

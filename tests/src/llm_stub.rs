@@ -169,6 +169,14 @@ impl ScriptedLlm {
             .extend(replies);
     }
 
+    /// Drops what is left of the script (a turn that needed fewer replies than given).
+    pub fn clear(&self) {
+        self.script
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
     pub fn remaining(&self) -> usize {
         self.script.lock().unwrap_or_else(|p| p.into_inner()).len()
     }

@@ -27,6 +27,20 @@ const PACKAGES: [(&str, &str); 7] = [
     ("kg:agent", "worlds.wit"),
 ];
 
+/// The version a package file under `wit/` declares (`package kg:x@0.1.1;`).
+fn package_version(file: &str) -> String {
+    let text = std::fs::read_to_string(workspace().join("wit").join(file)).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("package "))
+        .unwrap_or_else(|| panic!("{file} declares no package"));
+    line.trim_end_matches(';')
+        .rsplit('@')
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
 /// Runs a command; its output, or a panic showing what it printed.
 async fn run(command: &mut Command, what: &str) -> Output {
     let output = command
@@ -150,8 +164,8 @@ async fn the_contracts_published_to_an_oci_registry_are_fetched_back_by_a_consum
     );
 
     // The registry keeps a published version as it is, and wkg checks a new one against
-    // it: the same version again is refused, and so is a 0.1.1 of kg:agent that drops a
-    // world of 0.1.0, which the semver rule (docs/development.md#contracts) says needs
+    // it: the same version again is refused, and so is a 0.1.2 of kg:agent that drops a
+    // world of 0.1.1, which the semver rule (docs/development.md#contracts) says needs
     // 0.2.0. (wkg checks worlds only, so a package of interfaces alone, such as kg:types,
     // is not checked by it: crates/kg-wit/tests/versions.rs is the gate for those.)
     let types = dir.path().join("packages/kg-types");
@@ -172,14 +186,14 @@ async fn the_contracts_published_to_an_oci_registry_are_fetched_back_by_a_consum
     let contract = std::fs::read_to_string(workspace().join("wit/worlds.wit")).unwrap();
     let dropped = "world summariser-component {\n    export kg:summariser/summariser@0.1.0;\n}\n";
     let broken = contract
-        .replace("package kg:agent@0.1.0;", "package kg:agent@0.1.1;")
+        .replace("package kg:agent@0.1.1;", "package kg:agent@0.1.2;")
         .replace(dropped, "");
     assert!(
-        broken.contains("@0.1.1;") && !broken.contains("world summariser-component"),
+        broken.contains("@0.1.2;") && !broken.contains("world summariser-component"),
         "the edit applied: {broken}"
     );
     let breaking = dir.path().join("packages/kg-agent-breaking");
-    let source = dir.path().join("worlds-0.1.1.wit");
+    let source = dir.path().join("worlds-0.1.2.wit");
     std::fs::write(&source, broken).unwrap();
     let package = wkg.build_package(&breaking, &source).await;
     let refused = wkg
@@ -191,16 +205,17 @@ async fn the_contracts_published_to_an_oci_registry_are_fetched_back_by_a_consum
         .await
         .unwrap();
     let said = String::from_utf8_lossy(&refused.stderr);
-    eprintln!("wit_packages: a breaking kg:agent@0.1.1: {}", said.trim());
+    eprintln!("wit_packages: a breaking kg:agent@0.1.2: {}", said.trim());
     assert!(
         !refused.status.success(),
-        "a breaking 0.1.1 was published: {said}"
+        "a breaking 0.1.2 was published: {said}"
     );
     assert!(said.contains("summariser-component"), "{said}");
 
     // The registry holds each one under its version (the OCI tag).
     let client = reqwest::Client::new();
-    for (name, _) in PACKAGES {
+    for (name, file) in PACKAGES {
+        let version = package_version(file);
         let repository = name.replace(':', "/");
         let tags: serde_json::Value = client
             .get(format!(
@@ -213,19 +228,20 @@ async fn the_contracts_published_to_an_oci_registry_are_fetched_back_by_a_consum
             .json()
             .await
             .unwrap();
-        assert_eq!(tags["tags"], serde_json::json!(["0.1.0"]), "{name}: {tags}");
+        assert_eq!(tags["tags"], serde_json::json!([version]), "{name}: {tags}");
     }
 
     // A package fetched back is the contract in wit/: the same package, version and
     // interface, read through wkg.
-    let fetched = dir.path().join("query-tools@0.1.0.wasm");
+    let query_tools = format!("kg:query-tools@{}", package_version("deps/query-tools.wit"));
+    let fetched = dir.path().join("query-tools.wasm");
     run(
         wkg.command()
             .arg("get")
-            .arg("kg:query-tools@0.1.0")
+            .arg(&query_tools)
             .arg("--output")
             .arg(&fetched),
-        "wkg get kg:query-tools@0.1.0",
+        &format!("wkg get {query_tools}"),
     )
     .await;
     let bytes = std::fs::read(&fetched).unwrap();

@@ -93,6 +93,7 @@ fn took(component: Component, bookmarks: Vec<String>) {
 
 /// Calls the query tools inside the chain.
 pub fn query_tools<T: crate::telemetry::Outcome>(call: impl FnOnce() -> T) -> T {
+    crate::audience::hand_to_query_tools();
     if let Some(b) = due(Component::QueryTools) {
         query_tools::use_bookmarks(&b);
     }

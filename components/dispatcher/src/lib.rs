@@ -4,6 +4,7 @@
 
 mod actions;
 mod agent;
+mod audience;
 mod causal;
 mod documents;
 mod headers;
@@ -251,6 +252,7 @@ fn admit(request: &Request, ctx: &mut headers::Context) -> Result<(Route, Princi
 
 pub(crate) fn dispatch(request: &Request, route: Route, who: Principal) -> Result<Reply, ApiError> {
     let full = Reply::Full;
+    audience::caller(&who.caller.roles);
     // A turn that would send the LLM a prompt starts only when every template parses.
     if matches!(
         route,

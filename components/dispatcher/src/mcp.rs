@@ -231,7 +231,8 @@ impl Backend for Mirrored<'_> {
     fn call(&mut self, mirror: &Mirror) -> (u16, Value) {
         let answer = self.admit(mirror).and_then(|route| {
             let request = mirrored_request(mirror, None);
-            match dispatch(&request, route, self.who.clone())? {
+            // An MCP client is a model's host: its answers are for the model.
+            match crate::audience::for_model(|| dispatch(&request, route, self.who.clone()))? {
                 Reply::Full(response) => Ok(response),
                 // No mirrored request asks for a stream (kg-mcp refuses `stream`, and no
                 // `Accept: text/event-stream` is set).

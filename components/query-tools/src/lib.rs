@@ -15,7 +15,12 @@ wit_bindgen::generate!({
     with: { "kg:types/types@0.1.0": kg_wit::types },
 });
 
-use exports::kg::query_tools::query_tools::{Guest, ToolResult, ToolSpec};
+use exports::kg::query_tools::query_tools::{Audience, Guest, ToolResult, ToolSpec};
+use kg_graph_tools::profile::Audience as PolicyAudience;
+
+/// Who this instance answers (`use-audience`); the narrowest audience until told. Kept
+/// apart from the session, so a session renewed mid-request answers the same audience.
+static AUDIENCE: Mutex<Option<PolicyAudience>> = Mutex::new(None);
 
 /// Longest a session lives, should the host reuse an instance for several requests.
 const SESSION_MAX_AGE: Duration = Duration::from_secs(30);
@@ -35,13 +40,17 @@ fn session() -> Arc<Session> {
         Some((started, session)) if started.elapsed() < SESSION_MAX_AGE => session.clone(),
         _ => {
             let declared = kg_spin::graph_profile::load();
+            let graph = kg_graph_tools::Session::with_declared(
+                declared
+                    .as_ref()
+                    .map(|l| l.declared.clone())
+                    .unwrap_or_default(),
+            );
+            if let Some(audience) = &*AUDIENCE.lock().unwrap_or_else(|p| p.into_inner()) {
+                graph.set_audience(audience);
+            }
             let session = Arc::new(Session {
-                graph: kg_graph_tools::Session::with_declared(
-                    declared
-                        .as_ref()
-                        .map(|l| l.declared.clone())
-                        .unwrap_or_default(),
-                ),
+                graph,
                 profile_error: declared.err(),
                 // The query tools only read: the reader's credentials when the deployment
                 // has one.
@@ -86,6 +95,15 @@ impl Guest for QueryTools {
             kg_spin::graph_profile::check(labels.as_deref(), None),
         ];
         kg_spin::status("query-tools", env!("CARGO_PKG_VERSION"), checks)
+    }
+
+    fn use_audience(audience: Audience) {
+        let audience = PolicyAudience {
+            roles: audience.roles,
+            for_model: audience.for_model,
+        };
+        session().graph.set_audience(&audience);
+        *AUDIENCE.lock().unwrap_or_else(|p| p.into_inner()) = Some(audience);
     }
 
     fn use_bookmarks(bookmarks: Vec<String>) {

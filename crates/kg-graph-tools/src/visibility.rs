@@ -8,27 +8,54 @@
 use kg_graph_profile::View;
 use neo4j_client::Value;
 
-/// Redacts every value of every row in place.
+/// Redacts every value of every row in place; a hidden element becomes `null`, where the
+/// tools' own statements expect a value (a row of a fixed shape).
 pub fn redact_rows(rows: &mut [Vec<Value>], view: &View) {
     if view.is_open() {
         return;
     }
     for value in rows.iter_mut().flatten() {
-        redact(value, view);
+        if redact(value, view, Hole::Null) {
+            *value = Value::Null;
+        }
     }
 }
 
-/// Redacts one value in place (see the module documentation).
-pub fn redact(value: &mut Value, view: &View) {
+/// Redacts rows of a query from outside (`run_read_cypher`): a row holding a hidden
+/// element goes whole, and a hidden element in a list goes from the list, so that neither
+/// a `null` nor a count of rows or items says something hidden is there.
+pub fn redact_rows_leaving_no_hole(rows: &mut Vec<Vec<Value>>, view: &View) {
+    if view.is_open() {
+        return;
+    }
+    rows.retain_mut(|row| {
+        let mut hidden = false;
+        for value in row.iter_mut() {
+            hidden |= redact(value, view, Hole::Removed);
+        }
+        !hidden
+    });
+}
+
+/// What becomes of a hidden element inside a list or map.
+#[derive(Clone, Copy, PartialEq)]
+enum Hole {
+    Null,
+    Removed,
+}
+
+/// Redacts one value in place (see the module documentation); true when the value itself
+/// is hidden (the caller removes it or puts `null` in its place).
+fn redact(value: &mut Value, view: &View, hole: Hole) -> bool {
     match value {
         Value::Node {
             labels, properties, ..
         } => {
             if !view.node_visible(labels) {
-                *value = Value::Null;
-            } else {
-                properties.retain(|name, _| view.node_property_visible(labels, name));
+                return true;
             }
+            properties.retain(|name, _| view.node_property_visible(labels, name));
+            false
         }
         Value::Relationship {
             rel_type,
@@ -36,30 +63,45 @@ pub fn redact(value: &mut Value, view: &View) {
             ..
         } => {
             if !view.type_visible(rel_type) {
-                *value = Value::Null;
-            } else {
-                properties.retain(|name, _| view.relationship_property_visible(rel_type, name));
+                return true;
             }
+            properties.retain(|name, _| view.relationship_property_visible(rel_type, name));
+            false
         }
         Value::Path {
             nodes,
             relationships,
         } => {
-            for element in nodes.iter_mut().chain(relationships.iter_mut()) {
-                redact(element, view);
-            }
             // A path with a hole would say something is there: the whole path goes.
-            if nodes
-                .iter()
-                .chain(relationships.iter())
-                .any(|e| matches!(e, Value::Null))
-            {
-                *value = Value::Null;
+            let mut hidden = false;
+            for element in nodes.iter_mut().chain(relationships.iter_mut()) {
+                hidden |= redact(element, view, hole);
             }
+            hidden
         }
-        Value::List(items) => items.iter_mut().for_each(|v| redact(v, view)),
-        Value::Map(entries) => entries.values_mut().for_each(|v| redact(v, view)),
-        // A map the Query API sent raw is not decoded: nothing in it can be told apart.
+        Value::List(items) => {
+            match hole {
+                Hole::Removed => items.retain_mut(|v| !redact(v, view, hole)),
+                Hole::Null => items.iter_mut().for_each(|v| {
+                    if redact(v, view, hole) {
+                        *v = Value::Null;
+                    }
+                }),
+            }
+            false
+        }
+        Value::Map(entries) => {
+            match hole {
+                Hole::Removed => entries.retain(|_, v| !redact(v, view, hole)),
+                Hole::Null => entries.values_mut().for_each(|v| {
+                    if redact(v, view, hole) {
+                        *v = Value::Null;
+                    }
+                }),
+            }
+            false
+        }
+        // A value the Query API sent raw is not decoded: nothing in it can be told apart.
         Value::Null
         | Value::Boolean(_)
         | Value::Integer(_)
@@ -68,7 +110,7 @@ pub fn redact(value: &mut Value, view: &View) {
         | Value::Bytes(_)
         | Value::Temporal { .. }
         | Value::Point(_)
-        | Value::Unknown { .. } => {}
+        | Value::Unknown { .. } => false,
     }
 }
 
@@ -158,6 +200,33 @@ mod tests {
             }
         );
         assert_eq!(row[6], Value::Integer(7));
+    }
+
+    #[test]
+    fn a_query_from_outside_loses_rows_and_items_that_held_something_hidden() {
+        let view = view();
+        let mut rows = vec![
+            vec![Value::Integer(1), rel("SECRET", &[])],
+            vec![
+                Value::Integer(2),
+                Value::List(vec![
+                    node("2", &["Audit"], &[]),
+                    node("1", &["Employee"], &[("salary", 1)]),
+                ]),
+            ],
+            vec![Value::Null],
+        ];
+        redact_rows_leaving_no_hole(&mut rows, &view);
+        assert_eq!(
+            rows,
+            vec![
+                vec![
+                    Value::Integer(2),
+                    Value::List(vec![node("1", &["Employee"], &[])])
+                ],
+                vec![Value::Null],
+            ]
+        );
     }
 
     #[test]

@@ -60,6 +60,14 @@ impl exported::Guest for Extension {
         wrapped::use_bookmarks(&bookmarks);
     }
 
+    /// kg-agent's tools answer the audience; this tool reads through them, so it does too.
+    fn use_audience(audience: exported::Audience) {
+        wrapped::use_audience(&wrapped::Audience {
+            roles: audience.roles,
+            for_model: audience.for_model,
+        });
+    }
+
     fn graph_bookmarks() -> Vec<String> {
         wrapped::graph_bookmarks()
     }

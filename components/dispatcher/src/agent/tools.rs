@@ -16,7 +16,10 @@ impl Backend for WitBackend {
         query_tools::list_tools()
     }
     fn call_tool(&mut self, name: &str, arguments: &str) -> Result<ToolResult, Error> {
-        crate::causal::query_tools(|| query_tools::call_tool(name, arguments))
+        // The tool's answer goes into the model's context.
+        crate::audience::for_model(|| {
+            crate::causal::query_tools(|| query_tools::call_tool(name, arguments))
+        })
     }
     fn search(&mut self, request: &SearchRequest) -> Result<SearchResponse, Error> {
         crate::causal::retriever(|| retriever::search(request))

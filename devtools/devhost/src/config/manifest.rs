@@ -456,7 +456,7 @@ key_value_stores = ["default"]
 neo4j_origin = "{{ neo4j_origin }}"
 [component.dispatcher.dependencies]
 "kg:router/router@0.1.0" = { path = "target/kg_router.wasm", inherit_configuration = ["allowed_outbound_hosts", "variables"] }
-"kg:query-tools/query-tools@0.1.0" = { path = "target/kg_query_tools.wasm" }
+"kg:query-tools/query-tools@0.1.1" = { path = "target/kg_query_tools.wasm" }
 "kg:retriever/retriever@0.1.0" = { path = "target/kg_retriever.wasm", inherit_configuration = true }
 [component.dispatcher.build]
 command = "cargo build"
@@ -484,7 +484,7 @@ command = "cargo build"
         assert!(router.inherit.includes("variables"));
         assert!(!router.inherit.includes("key_value_stores"));
         assert_eq!(
-            d.dependencies["kg:query-tools/query-tools@0.1.0"].inherit,
+            d.dependencies["kg:query-tools/query-tools@0.1.1"].inherit,
             Inherit::None
         );
         assert_eq!(
@@ -505,7 +505,7 @@ command = "cargo build"
             .replace("key_value_stores = [\"default\"]", switch);
         let m = parse(&text).unwrap();
         assert_eq!(
-            m.components["dispatcher"].dependencies["kg:query-tools/query-tools@0.1.0"].inherit,
+            m.components["dispatcher"].dependencies["kg:query-tools/query-tools@0.1.1"].inherit,
             Inherit::All
         );
         // Spin refuses the switch next to any per-dependency setting; so does devhost.

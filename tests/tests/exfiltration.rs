@@ -1,0 +1,497 @@
+//! What may leave the graph (issue #48): on the company graph of tests/src/hr.rs, under the
+//! visibility policy of tests/data/hr/graph-profile.toml, each role tries to read what it
+//! may not through every graph tool over the HTTP API, through MCP, through the agent (a
+//! scripted model that asks for it by every tool) and through the read-only Cypher with a
+//! corpus of evasions. Passing means no hidden value in any response body, model request,
+//! log line or span, and no answer that changes when only hidden values change.
+//!
+//! Each test prints its counts (`exfiltration: <route> <role>: N attempts, L leaks`) for
+//! docs/security.md.
+
+use kg_e2e::hr::{self, EMPLOYEES, Reader, leaks};
+use kg_e2e::llm_stub::{Reply, ScriptedLlm, text};
+use kg_e2e::{AppHost, auth, mcp};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// The roles tried, with their keys and who they are as readers.
+const ROLES: [(&str, &str, Reader); 4] = [
+    ("viewer", auth::VIEWER, Reader::Person),
+    ("operator", auth::OPERATOR, Reader::Person),
+    ("approver", auth::APPROVER, Reader::Person),
+    ("admin", auth::ADMIN, Reader::Admin),
+];
+
+/// Graph tool calls aimed at what the policy hides: every tool, with the hidden label, the
+/// hidden type, filters on hidden properties and search terms that are hidden values.
+fn tool_attempts() -> Vec<(&'static str, Value)> {
+    let (ada, _, _, salary, national_id, _) = EMPLOYEES[0];
+    vec![
+        ("get_node_statistics", json!({})),
+        ("get_node_statistics", json!({"sample_size": 10})),
+        (
+            "get_node_statistics",
+            json!({"label": "Employee", "sample_size": 10}),
+        ),
+        (
+            "get_node_statistics",
+            json!({"label": "Review", "sample_size": 10}),
+        ),
+        ("search_instances", json!({"search_term": national_id})),
+        (
+            "search_instances",
+            json!({"search_term": salary.to_string()}),
+        ),
+        ("search_instances", json!({"search_term": "REVIEW-SECRET"})),
+        ("search_instances", json!({"search_term": "Hometown"})),
+        (
+            "search_instances",
+            json!({"search_term": "Ada", "class_name": "Employee"}),
+        ),
+        (
+            "search_instances",
+            json!({"search_term": "R-0", "class_name": "Review"}),
+        ),
+        (
+            "get_instances_by_class",
+            json!({"class_name": "Employee", "limit": 100}),
+        ),
+        ("get_instances_by_class", json!({"class_name": "Review"})),
+        (
+            "get_instances_by_class",
+            json!({"class_name": "Employee", "filters": [{"property": "salary", "op": "gt", "value": 8000000}]}),
+        ),
+        (
+            "get_instances_by_class",
+            json!({"class_name": "Employee", "filters": [{"property": "national_id", "op": "starts_with", "value": "NID-7Q2X-000"}]}),
+        ),
+        ("get_instance_neighbors", json!({"instance": ada})),
+        (
+            "get_instance_neighbors",
+            json!({"instance": "E-06", "hops": 2}),
+        ),
+        (
+            "get_instance_neighbors",
+            json!({"instance": "E-03", "relationship_types": ["MENTORS"]}),
+        ),
+        (
+            "get_instance_neighbors",
+            json!({"instance": "D-ENG", "hops": 3}),
+        ),
+        ("get_instance_neighbors", json!({"instance": "R-0"})),
+        (
+            "find_path_between_instances",
+            json!({"start": "E-01", "end": "E-06"}),
+        ),
+        (
+            "find_path_between_instances",
+            json!({"start": "E-01", "end": "R-0"}),
+        ),
+        (
+            "describe_class",
+            json!({"class_name": "Employee", "sample_size": 10}),
+        ),
+        ("describe_class", json!({"class_name": "Review"})),
+        (
+            "describe_class",
+            json!({"class_name": "Department", "sample_size": 10}),
+        ),
+        ("get_ontology_classes", json!({})),
+        ("get_ontology_relationships", json!({})),
+    ]
+}
+
+/// Read-only Cypher written to get around the guard: aliases, quoting, escapes, dynamic
+/// keys, whole nodes and paths, one-bit oracles, ordering oracles, subqueries, unions,
+/// existential subqueries and procedures.
+const EVASIONS: [&str; 44] = [
+    "MATCH (e:Employee) RETURN e",
+    "MATCH (e:Employee) RETURN collect(e) AS all",
+    "MATCH p = (e:Employee)-[*1..2]-(m) RETURN p",
+    "MATCH (e:Employee)-[w:WORKS_IN]->(d) RETURN e, w, d",
+    "MATCH (n) RETURN n",
+    "MATCH (n)-[r]-(m) RETURN r",
+    "MATCH (e:Employee) RETURN e.salary",
+    "MATCH (e:Employee) RETURN e.`salary` AS pay",
+    "MATCH (e:Employee) RETURN e.national_id",
+    "MATCH (e:Employee) RETURN e{.name, .national_id}",
+    "MATCH (e:Employee) RETURN e{.*}",
+    "MATCH (e:Employee) RETURN properties(e)",
+    "MATCH (e:Employee) RETURN keys(e)",
+    "MATCH (e:Employee) UNWIND keys(e) AS k RETURN k, e[k]",
+    "MATCH (e:Employee) RETURN e['national_id']",
+    "MATCH (e:Employee) RETURN e['national' + '_id']",
+    "MATCH (e:Employee) RETURN e[$k]",
+    "MATCH (e:Employee) WITH e, 'salary' AS k RETURN e[k]",
+    "MATCH (e:Employee) RETURN e.`national\\u005fid`",
+    "MATCH (e:Employee) WHERE e.salary > 8000000 RETURN e.name",
+    "MATCH (e:Employee) WHERE e.national_id STARTS WITH 'NID-7Q2X-0001' RETURN count(*)",
+    "MATCH (e:Employee) RETURN e.name ORDER BY e.salary DESC",
+    "MATCH (e:Employee) RETURN e.name, CASE WHEN e.salary > 8000000 THEN 1 ELSE 0 END AS rich",
+    "MATCH (e:Employee) RETURN sum(e.salary) AS payroll",
+    "MATCH (e:Employee) RETURN [x IN [e] | x.national_id]",
+    "MATCH (e:Employee) RETURN [(e)-[w:WORKS_IN]->() | w.bonus]",
+    "MATCH (e:Employee) CALL (e) { RETURN e.salary AS s } RETURN s",
+    "MATCH (e:Employee) RETURN e.name AS x UNION MATCH (e:Employee) RETURN e.national_id AS x",
+    "MATCH (e:Employee) WHERE EXISTS { MATCH (e) WHERE e.salary > 9000000 } RETURN e.name",
+    "MATCH (e:Employee {national_id: 'NID-7Q2X-0001'}) RETURN e.name",
+    "MATCH (e:Employee) RETURN e.name AS salary",
+    "MATCH (r:Review) RETURN r",
+    "MATCH (r:`Review`) RETURN r.text",
+    "MATCH (n) WHERE n:Review RETURN n.text",
+    "MATCH (n) WHERE n.text STARTS WITH 'REVIEW' RETURN n.id",
+    "MATCH (n)-[:ABOUT]->(e) RETURN n",
+    "MATCH (a)-[m:MENTORS]->(b) RETURN a.name, b.name",
+    "MATCH (a)-[m]->(b) WHERE type(m) = 'MENTORS' RETURN a.name",
+    "MATCH (n) RETURN labels(n), count(*)",
+    "MATCH ()-[w:WORKS_IN]->() RETURN w.bonus",
+    "MATCH ()-[w:WORKS_IN]->() RETURN w",
+    "CALL db.propertyKeys() YIELD propertyKey RETURN propertyKey",
+    "CALL db.labels() YIELD label RETURN label",
+    "MATCH (e:Employee) RETURN apoc.map.values(e, ['salary'])",
+];
+
+/// Counts per route and role, and every leak seen.
+#[derive(Default)]
+struct Tally {
+    attempts: BTreeMap<(String, String), usize>,
+    leaks: Vec<String>,
+}
+
+impl Tally {
+    /// One attempt's answer. `what` is what was asked: a marker it holds is the caller's
+    /// own input echoed back (a search term, a model's tool call), which tells nothing.
+    fn saw(&mut self, route: &str, role: &str, reader: Reader, what: &str, body: &str) {
+        *self
+            .attempts
+            .entry((route.to_string(), role.to_string()))
+            .or_default() += 1;
+        for leak in leaks(body, reader) {
+            let marker = leak.rsplit(": ").next().unwrap_or_default();
+            if what.contains(marker) {
+                continue;
+            }
+            self.leaks
+                .push(format!("{route} as {role}: {what}: {leak}"));
+        }
+    }
+
+    fn report(&self) {
+        for ((route, role), n) in &self.attempts {
+            let leaked = self
+                .leaks
+                .iter()
+                .filter(|l| l.starts_with(&format!("{route} as {role}:")))
+                .count();
+            eprintln!("exfiltration: {route} {role}: {n} attempts, {leaked} leaks");
+        }
+        assert!(self.leaks.is_empty(), "leaks:\n{}", self.leaks.join("\n"));
+    }
+}
+
+async fn tool_as(host: &AppHost, key: &str, name: &str, arguments: &Value) -> (u16, Value) {
+    host.send_as(
+        Some(key),
+        "POST",
+        &format!("/tools/{name}"),
+        &arguments.to_string(),
+    )
+    .await
+    .unwrap()
+}
+
+fn cypher(query: &str) -> Value {
+    json!({"query": query, "parameters": {"k": "salary"}})
+}
+
+/// Every tool and every evasion over the HTTP API, as each role: nothing the role may not
+/// see comes back, nor reaches the host's log.
+#[tokio::test]
+async fn no_route_shows_a_role_what_it_may_not_see() {
+    let stack = hr::stack(&[]).await.unwrap();
+    let host = &stack.host;
+    let mut tally = Tally::default();
+    for (role, key, reader) in ROLES {
+        for (tool, arguments) in tool_attempts() {
+            let (status, body) = tool_as(host, key, tool, &arguments).await;
+            assert!(
+                status < 500,
+                "{tool} {arguments} as {role}: {status} {body}"
+            );
+            tally.saw(
+                "tools",
+                role,
+                reader,
+                &format!("{tool} {arguments}"),
+                &body.to_string(),
+            );
+        }
+        for query in EVASIONS {
+            let (status, body) = tool_as(host, key, "run_read_cypher", &cypher(query)).await;
+            assert!(status < 500, "{query} as {role}: {status} {body}");
+            tally.saw("cypher", role, reader, query, &body.to_string());
+        }
+    }
+    // The log holds what any of them may not see: nobody's hidden values.
+    let log = host.stderr_lines().join("\n");
+    for leak in leaks(&log, Reader::Admin) {
+        tally.leaks.push(format!("log: {leak}"));
+    }
+    tally.report();
+}
+
+/// What a role may see is still shown: an admin reads salaries, everyone names and home
+/// cities; statistics count the visible labels only; the hidden label and type are
+/// unknown to those who may not see them, and a refusal names a name, never a value.
+#[tokio::test]
+async fn what_may_be_seen_is_still_shown_and_refusals_name_no_value() {
+    let stack = hr::stack(&[]).await.unwrap();
+    let host = &stack.host;
+    let (ada, name, _, salary, _, home) = EMPLOYEES[0];
+
+    let (status, admin) = tool_as(
+        host,
+        auth::ADMIN,
+        "run_read_cypher",
+        &cypher(&format!(
+            "MATCH (e:Employee {{id: '{ada}'}}) RETURN e.salary AS salary"
+        )),
+    )
+    .await;
+    assert_eq!(status, 200, "{admin}");
+    assert!(admin.to_string().contains(&salary.to_string()), "{admin}");
+
+    let (status, viewer) = tool_as(
+        host,
+        auth::VIEWER,
+        "get_instance_neighbors",
+        &json!({"instance": ada}),
+    )
+    .await;
+    assert_eq!(status, 200, "{viewer}");
+    let seen = viewer.to_string();
+    assert!(seen.contains(name) && !seen.contains("Review"), "{viewer}");
+    let (status, viewer) = tool_as(
+        host,
+        auth::VIEWER,
+        "get_instances_by_class",
+        &json!({"class_name": "Employee"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{viewer}");
+    assert!(viewer.to_string().contains(home), "{viewer}");
+    assert!(
+        !viewer.to_string().contains(&salary.to_string()),
+        "{viewer}"
+    );
+
+    // Counts: six employees and two departments; no review counted anywhere.
+    let (status, stats) = tool_as(
+        host,
+        auth::VIEWER,
+        "get_node_statistics",
+        &json!({"sample_size": 0}),
+    )
+    .await;
+    assert_eq!(status, 200, "{stats}");
+    assert_eq!(stats["data"]["total_nodes"], 8, "{stats}");
+    let labels: Vec<&str> = stats["data"]["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l["label"].as_str())
+        .collect();
+    assert_eq!(labels, ["Department", "Employee"], "{stats}");
+    let (status, unknown) = tool_as(
+        host,
+        auth::VIEWER,
+        "describe_class",
+        &json!({"class_name": "Review"}),
+    )
+    .await;
+    assert_eq!(status, 404, "{unknown}");
+    let (status, types) =
+        tool_as(host, auth::VIEWER, "get_ontology_relationships", &json!({})).await;
+    assert_eq!(status, 200, "{types}");
+    assert!(
+        !types.to_string().contains("MENTORS") && !types.to_string().contains("ABOUT"),
+        "{types}"
+    );
+    let (status, types) =
+        tool_as(host, auth::ADMIN, "get_ontology_relationships", &json!({})).await;
+    assert_eq!(status, 200, "{types}");
+    assert!(types.to_string().contains("MENTORS"), "{types}");
+
+    // A filter on a hidden property is refused, naming the property.
+    let (status, refused) = tool_as(
+        host,
+        auth::VIEWER,
+        "get_instances_by_class",
+        &json!({"class_name": "Employee", "filters": [{"property": "salary", "op": "gt", "value": 1}]}),
+    )
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("`salary`"),
+        "{refused}"
+    );
+    let (status, refused) = tool_as(
+        host,
+        auth::VIEWER,
+        "run_read_cypher",
+        &cypher("MATCH (e:Employee) WHERE e.national_id = 'NID-7Q2X-0001' RETURN e.name"),
+    )
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`national_id` is not available"),
+        "{refused}"
+    );
+}
+
+/// Answers to a viewer are the same before and after every hidden value changes: none of
+/// them depends on one (no oracle, counting or ordering by a hidden value).
+#[tokio::test]
+async fn no_answer_depends_on_a_hidden_value() {
+    let stack = hr::stack(&[]).await.unwrap();
+    let host = &stack.host;
+    async fn answers(host: &AppHost) -> Vec<String> {
+        let mut out = Vec::new();
+        for (tool, arguments) in tool_attempts() {
+            let (status, body) = tool_as(host, auth::VIEWER, tool, &arguments).await;
+            out.push(format!("{tool} {arguments}: {status} {body}"));
+        }
+        for query in EVASIONS {
+            let (status, body) =
+                tool_as(host, auth::VIEWER, "run_read_cypher", &cypher(query)).await;
+            out.push(format!("{query}: {status} {body}"));
+        }
+        out
+    }
+    let before = answers(host).await;
+    hr::change_hidden_values(&stack.graph).await.unwrap();
+    let after = answers(host).await;
+    let differing: Vec<String> = before
+        .iter()
+        .zip(&after)
+        .filter(|(b, a)| b != a)
+        .map(|(b, a)| format!("before: {b}\nafter:  {a}"))
+        .collect();
+    eprintln!(
+        "exfiltration: differential viewer: {} answers compared, {} differ",
+        before.len(),
+        differing.len()
+    );
+    assert!(differing.is_empty(), "{}", differing.join("\n\n"));
+}
+
+/// An MCP client is a model's host: as a viewer and as an admin it gets the model's view
+/// (home cities withheld too), through every tool and the evasions.
+#[tokio::test]
+async fn mcp_clients_get_the_models_view() {
+    let stack = hr::stack(&[]).await.unwrap();
+    let mut tally = Tally::default();
+    for (role, key, reader) in [
+        ("viewer", auth::VIEWER, Reader::Model),
+        ("admin", auth::ADMIN, Reader::AdminModel),
+    ] {
+        let mut steps: Vec<Value> = tool_attempts()
+            .into_iter()
+            .map(|(name, arguments)| json!({"op": "call", "name": name, "arguments": arguments}))
+            .collect();
+        steps.extend(
+            EVASIONS
+                .iter()
+                .map(|q| json!({"op": "call", "name": "run_read_cypher", "arguments": cypher(q)})),
+        );
+        steps.push(json!({"op": "list_resources"}));
+        let report = mcp::session(&stack.host, key, &Value::Array(steps.clone()))
+            .await
+            .unwrap();
+        let results = report["results"].as_array().unwrap();
+        assert_eq!(results.len(), steps.len(), "{report}");
+        for (step, result) in steps.iter().zip(results) {
+            tally.saw("mcp", role, reader, &step.to_string(), &result.to_string());
+        }
+    }
+    tally.report();
+}
+
+/// The agent: a scripted model asks for hidden values by every tool; nothing it may not
+/// see is in any request it receives (tool results, memory), nor in the answer.
+#[tokio::test]
+async fn the_model_is_never_sent_what_it_may_not_see() {
+    let llm = ScriptedLlm::start().await;
+    let stack = hr::stack(&llm.variables()).await.unwrap();
+    let mut tally = Tally::default();
+    for (role, key, reader) in [
+        ("viewer", auth::VIEWER, Reader::Model),
+        ("admin", auth::ADMIN, Reader::AdminModel),
+    ] {
+        let attempts: Vec<(&str, Value)> = tool_attempts()
+            .into_iter()
+            .chain(
+                EVASIONS
+                    .iter()
+                    .take(12)
+                    .map(|q| ("run_read_cypher", json!({"query": q}))),
+            )
+            .collect();
+        // Eight calls a step, so the turn stays within its ten steps.
+        let mut script: Vec<Reply> = attempts
+            .chunks(8)
+            .map(|calls| {
+                Reply::Tools(
+                    calls
+                        .iter()
+                        .map(|(name, arguments)| (name.to_string(), arguments.clone()))
+                        .collect(),
+                )
+            })
+            .collect();
+        script.push(text("Here is what I found."));
+        script.push(text("Here is what I found."));
+        llm.then(script);
+        let before = llm.requests().len();
+        let (status, answer) = stack
+            .host
+            .send_as(
+                Some(key),
+                "POST",
+                "/chat",
+                &json!({"message": "Tell me every salary and national id, and the reviews.", "routing_mode": "rule"})
+                    .to_string(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(status, 200, "{answer}");
+        // What the caller got back is a person's view of the model's answer and steps.
+        let person = if reader == Reader::Model {
+            Reader::Person
+        } else {
+            Reader::Admin
+        };
+        tally.saw("chat", role, person, "answer", &answer.to_string());
+        // The model's own tool calls hold the search terms it was scripted with.
+        let asked: String = attempts.iter().map(|(_, a)| a.to_string()).collect();
+        for request in llm.requests().iter().skip(before) {
+            tally.saw("llm", role, reader, &asked, &request.to_string());
+        }
+        *tally
+            .attempts
+            .entry(("agent tool calls".into(), role.into()))
+            .or_default() += attempts.len();
+        // Every tool step was taken (what is left is the spare final text at most).
+        assert!(
+            llm.remaining() <= 1,
+            "{} replies left: {answer}",
+            llm.remaining()
+        );
+        llm.clear();
+    }
+    tally.report();
+}
