@@ -247,14 +247,15 @@ backend spin
   # Last-Event-ID and an approval's redemption land on any instance (shared Redis and graph).
   balance roundrobin
   # Readiness: graph, LLM and key-value store reachable; an instance whose store hangs fails
-  # the 2 s check instead of holding requests. HTTP/1.1 with a Host header: Spin closes the
+  # the 5 s check instead of holding requests. 2 s and fall 2 took both instances out at the
+  # start of a load run on a busy 2-core machine (every request then a 503 from HAProxy). HTTP/1.1 with a Host header: Spin closes the
   # connection of a request without one (HTTP/1.0 too: hyper's "no 'Host' header present"),
   # which HAProxy's default check (HTTP/1.0, no Host) would read as every instance down.
   option httpchk
   http-check send meth GET uri /health/ready ver HTTP/1.1 hdr Host kg-agent
   http-check expect status 200
-  timeout check 2s
-  default-server inter 1s fastinter 500ms downinter 1s fall 2 rise 2 on-marked-down shutdown-sessions
+  timeout check 5s
+  default-server inter 1s fastinter 500ms downinter 1s fall 3 rise 2 on-marked-down shutdown-sessions
 EOF
     for i in $(seq 1 "$n"); do echo "  server s$i 127.0.0.1:$((base + i)) check"; done
     cat <<EOF

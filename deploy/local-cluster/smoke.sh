@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The short load-and-fault run, for CI: a cluster of its own (two Spin instances behind
+# HAProxy, Redis, Neo4j; deploy/local-cluster/cluster.sh), the load of locustfile.py for
+# KG_SMOKE_SECONDS (60) with one instance killed and restarted 20 s in, then check.py.
+# Exits non-zero on a loss (a turn, a payment, an approval), a double effect, a report or
+# status that lies, or a run that did nothing. Stops everything it started, however it ends.
+#
+#   deploy/local-cluster/smoke.sh
+#
+# Needs: a Spin CLI (SPIN_BIN, .ci-tools/spin/spin or PATH), Java 17+ and Maven (Neo4j),
+# redis-server, haproxy, node, python3 with venv; the components built (scripts/setup.sh).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+here=$repo/deploy/local-cluster
+export KG_CLUSTER_DIR=${KG_CLUSTER_DIR:-$repo/target/local-cluster-smoke}
+export KG_CLUSTER_PORT=${KG_CLUSTER_PORT:-18180}
+seconds=${KG_SMOKE_SECONDS:-60}
+users=${KG_SMOKE_USERS:-16}
+started=$SECONDS
+
+if ! command -v haproxy >/dev/null; then
+  apt-get update -qq >&2 && apt-get install -y -qq haproxy >&2
+fi
+# Locust, pinned (requirements.txt), in a venv of its own.
+venv=$repo/target/locust-venv
+want=$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)
+if [ ! -x "$venv/bin/locust" ] || [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
+  rm -rf "$venv"
+  python3 -m venv "$venv" >&2
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
+  echo "$want" >"$venv/.requirements.sha256"
+fi
+
+"$here/cluster.sh" down >/dev/null 2>&1 || true
+trap '"$here/cluster.sh" down >&2 || true' EXIT
+"$here/cluster.sh" up 2
+rm -f "$KG_CLUSTER_DIR/journal.jsonl" "$KG_CLUSTER_DIR/faults.log"
+
+"$here/cluster.sh" chaos '20 kill 1 3' &
+chaos=$!
+(cd "$KG_CLUSTER_DIR" && "$venv/bin/locust" -f "$here/locustfile.py" --headless -u "$users" -r 8 \
+  -t "${seconds}s" --host "http://127.0.0.1:$KG_CLUSTER_PORT" --csv smoke --only-summary \
+  --exit-code-on-error 0 2>&1 | sed -n '/Response time percentiles/,$p' | grep -v '^ *$' | cut -c1-170) || true
+wait "$chaos"
+
+status=0
+python3 "$here/check.py" || status=1
+# A run that did nothing proves nothing: every kind of work must have been done.
+python3 - "$KG_CLUSTER_DIR/journal.jsonl" "$KG_CLUSTER_DIR/smoke_stats.csv" <<'EOF' || status=1
+import collections, csv, json, sys
+kinds = collections.Counter(json.loads(l)["kind"] for l in open(sys.argv[1]) if l.strip())
+rows = {r["Name"]: r for r in csv.DictReader(open(sys.argv[2]))}
+need = {"turn": 10, "report": 10, "redeem": 5}
+short = {k: kinds[k] for k, n in need.items() if kinds[k] < n}
+total = int(rows["Aggregated"]["Request Count"])
+if short or total < 200:
+    print(f"smoke: too little work to judge: {dict(kinds)}, {total} requests")
+    sys.exit(1)
+print(f"smoke: {total} requests, {dict(kinds)}")
+EOF
+echo "smoke: $([ $status = 0 ] && echo ok || echo FAILED) in $((SECONDS - started)) s" >&2
+exit $status
