@@ -322,6 +322,46 @@ async fn what_may_be_seen_is_still_shown_and_refusals_name_no_value() {
     assert_eq!(status, 200, "{types}");
     assert!(types.to_string().contains("MENTORS"), "{types}");
 
+    // Every tool still answers what may be seen: the statements that leave hidden labels
+    // and types out are ones the graph runs.
+    for (tool, arguments) in tool_attempts() {
+        let hidden_asked = arguments.to_string().contains("Review")
+            || arguments.to_string().contains("R-0")
+            || arguments.to_string().contains("MENTORS")
+            || arguments["filters"].is_array();
+        if hidden_asked {
+            continue;
+        }
+        let (status, body) = tool_as(host, auth::VIEWER, tool, &arguments).await;
+        assert_eq!(status, 200, "{tool} {arguments}: {body}");
+    }
+    // The only way from E-01 to E-06 is through mentoring: an admin's path takes it, a
+    // viewer's finds none (and neither shows a review).
+    let ends = json!({"start": "E-01", "end": "E-06"});
+    let (status, admin) = tool_as(host, auth::ADMIN, "find_path_between_instances", &ends).await;
+    assert_eq!(status, 200, "{admin}");
+    assert!(admin.to_string().contains("MENTORS"), "{admin}");
+    let (status, viewer) = tool_as(host, auth::VIEWER, "find_path_between_instances", &ends).await;
+    assert_eq!(status, 200, "{viewer}");
+    assert!(
+        !viewer.to_string().contains("MENTORS") && !viewer.to_string().contains("ABOUT"),
+        "{viewer}"
+    );
+    // Two hops from E-06 for a viewer: the department's other employees, never a mentee.
+    let (status, viewer) = tool_as(
+        host,
+        auth::VIEWER,
+        "get_instance_neighbors",
+        &json!({"instance": "E-06", "hops": 2}),
+    )
+    .await;
+    assert_eq!(status, 200, "{viewer}");
+    let reached = viewer.to_string();
+    assert!(
+        reached.contains("E-02") && !reached.contains("E-03") && !reached.contains("E-05"),
+        "{viewer}"
+    );
+
     // A filter on a hidden property is refused, naming the property.
     let (status, refused) = tool_as(
         host,
