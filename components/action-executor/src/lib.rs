@@ -11,7 +11,7 @@ mod retry;
 mod runner;
 mod spec;
 
-use kg_actions::batch::{Batch, BatchOptions, Guards};
+use kg_actions::batch::{Batch, BatchOptions, Concurrency, Guards};
 use kg_actions::catalog::resolve_parameters;
 use kg_actions::log::{entries_statement, page_statement, records, undo_statement};
 use kg_actions::outcome::validations;
@@ -528,7 +528,8 @@ fn start(request: ExecutionRequest) -> Result<Run, Error> {
         &clock::unique_id("LOG"),
         options,
     )
-    .with_guards(guards);
+    .with_guards(guards)
+    .with_concurrency(batch_concurrency());
     // The graph aborts a chunk's statement past half its timeout (at least 1 s: the
     // Query API counts whole seconds), so an unanswered chunk settles (see `runner`).
     let limit = std::time::Duration::from_millis(u64::from(options.chunk_timeout_ms / 2));
@@ -555,6 +556,16 @@ fn batch_guards() -> Guards {
     Guards {
         deadline_ms: Some(clock::monotonic_ms() + u64::from(deadline)),
         breaker_after: setting("action_breaker_failures", 3, 1_000),
+    }
+}
+
+/// `action_concurrency`: `fixed` keeps `max_concurrent` chunks in flight whatever the graph
+/// answers; anything else (`adaptive`, the default) lets the window back off under
+/// contention (`kg_actions::batch::window`), so an unknown value keeps the safe behaviour.
+fn batch_concurrency() -> Concurrency {
+    match kg_spin::variable("action_concurrency") {
+        Ok(v) if v.trim().eq_ignore_ascii_case("fixed") => Concurrency::Fixed,
+        _ => Concurrency::Adaptive,
     }
 }
 

@@ -149,8 +149,9 @@ fn ready(state: &mut State) -> Option<Poll> {
 }
 
 async fn run_chunk(shared: Rc<Shared>, chunk: Chunk) -> Done {
-    if chunk.attempt > 0 {
-        // Exponential backoff with jitter, so retried chunks do not collide again at once.
+    if chunk.backoff {
+        // Exponential backoff with jitter, so retried chunks do not collide again at once
+        // (the batch says when a retry goes at once: `Chunk::backoff`).
         let base = 20u32 << chunk.attempt.min(6);
         let jitter = (wasi::random::random::get_random_u64() % u64::from(base)) as u32;
         sleep(base + jitter).await;
@@ -163,6 +164,7 @@ async fn run_chunk(shared: Rc<Shared>, chunk: Chunk) -> Done {
             settles_at_ms,
         })
     };
+    let sent_at = monotonic_ms();
     let work = execute_chunk(shared, chunk.clone()).boxed_local();
     let result = match select(work, sleep(timeout)).await {
         Either::Left((Ok(outcomes), _)) => Ok(outcomes),
@@ -171,7 +173,14 @@ async fn run_chunk(shared: Rc<Shared>, chunk: Chunk) -> Done {
             "the graph did not answer within {timeout} ms"
         ))),
     };
-    Done::Chunk(chunk, result)
+    let round_trip_ms = Some(monotonic_ms().saturating_sub(sent_at));
+    Done::Chunk(
+        Chunk {
+            round_trip_ms,
+            ..chunk
+        },
+        result,
+    )
 }
 
 /// Why a statement got no result.
