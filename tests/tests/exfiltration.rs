@@ -393,6 +393,103 @@ async fn what_may_be_seen_is_still_shown_and_refusals_name_no_value() {
     );
 }
 
+/// An action may read and change a property its caller may not see (an operator raises a
+/// salary only admins read): its outcome, its batch report, its stream and the action log
+/// list the change without the values for everyone but admins; the graph tools do not
+/// show the log's graph records at all.
+#[tokio::test]
+async fn action_records_withhold_what_the_reader_may_not_see() {
+    let stack = hr::stack(&[]).await.unwrap();
+    let host = &stack.host;
+    let (ada, _, _, salary, _, _) = EMPLOYEES[0];
+    let raised = (salary + 1000).to_string();
+    let salary = salary.to_string();
+    let mut tally = Tally::default();
+    let (status, report) = host
+        .send_as(
+            Some(auth::OPERATOR),
+            "POST",
+            "/actions/Employee/giveRaise/execute",
+            &json!({"entity_ids": [ada]}).to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{report}");
+    let text = report.to_string();
+    assert!(
+        text.contains("\"withheld\":true") && text.contains("salary"),
+        "{report}"
+    );
+    tally.saw(
+        "action report",
+        "operator",
+        Reader::Person,
+        "giveRaise",
+        &text,
+    );
+    assert!(!text.contains(&raised), "{report}");
+    // The same through the stream of a second raise.
+    let response = host
+        .request_as(
+            Some(auth::OPERATOR),
+            "POST",
+            "/actions/Employee/giveRaise/execute",
+            &json!({"entity_ids": ["E-02"], "stream": true}).to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let streamed = response.text().await.unwrap();
+    assert!(streamed.contains("\"withheld\":true"), "{streamed}");
+    tally.saw(
+        "action stream",
+        "operator",
+        Reader::Person,
+        "giveRaise",
+        &streamed,
+    );
+
+    for (role, key, reader) in ROLES {
+        let (status, log) = host.get_as(Some(key), "/actions/log").await.unwrap();
+        if status == 403 {
+            continue;
+        }
+        assert_eq!(status, 200, "{role}: {log}");
+        let text = log.to_string();
+        tally.saw("action log", role, reader, "GET /actions/log", &text);
+        if reader == Reader::Admin {
+            assert!(text.contains(&salary) && text.contains(&raised), "{log}");
+        } else {
+            assert!(!text.contains(&raised), "{role}: {log}");
+        }
+        // The log's graph records are not the graph tools' to show.
+        let (status, body) = tool_as(
+            host,
+            key,
+            "run_read_cypher",
+            &cypher("MATCH (l)-[c:CHANGED]->(e) RETURN c.before, c.after"),
+        )
+        .await;
+        assert_eq!(status, 400, "{role}: {body}");
+        let (_, body) = tool_as(
+            host,
+            key,
+            "run_read_cypher",
+            &cypher("MATCH (l)-[c]->(e:Employee) RETURN l, c"),
+        )
+        .await;
+        tally.saw(
+            "action log via cypher",
+            role,
+            reader,
+            "MATCH (l)-[c]->(e)",
+            &body.to_string(),
+        );
+        assert!(!body.to_string().contains(&raised), "{role}: {body}");
+    }
+    tally.report();
+}
+
 /// Answers to a viewer are the same before and after every hidden value changes: none of
 /// them depends on one (no oracle, counting or ordering by a hidden value).
 #[tokio::test]

@@ -123,7 +123,10 @@ pub fn execute(
         execution.entity_ids.len(),
     );
     let summary = match crate::causal::executor(|| executor::execute(&execution)) {
-        Ok(summary) => summary,
+        Ok(mut summary) => {
+            crate::audience::withhold_in_summary(&mut summary, crate::audience::view().as_ref());
+            summary
+        }
         Err(e) => {
             let error = ApiError::from(e);
             span.fail(&error.code, &error.message);
@@ -223,13 +226,18 @@ pub async fn drive(
         &execution.action_name,
         execution.entity_ids.len(),
     );
+    let view = crate::audience::view();
     loop {
         if sink.gone() {
             // The client went away: start nothing more.
             run.cancel();
             return;
         }
-        match crate::causal::executor(|| run.next(HEARTBEAT_MS)) {
+        let mut poll = crate::causal::executor(|| run.next(HEARTBEAT_MS));
+        if let Ok(poll) = &mut poll {
+            crate::audience::withhold_in_poll(poll, view.as_ref());
+        }
+        match poll {
             Ok(BatchPoll::Pending) => sink.raw(&sse::comment("heartbeat")),
             Ok(BatchPoll::Progress(outcomes)) => {
                 for outcome in &outcomes {
@@ -268,8 +276,9 @@ pub fn log(who: &Principal, query: &str) -> Result<Response, ApiError> {
         })?,
     };
     let cursor = query_param(query, "cursor");
-    let page =
+    let mut page =
         crate::causal::executor(|| executor::action_log(&who.caller, cursor.as_deref(), limit))?;
+    crate::audience::withhold_in_log(&mut page, crate::audience::view().as_ref());
     Ok(crate::json_response(200, &log_page_json(&page)))
 }
 
@@ -282,6 +291,7 @@ pub fn setup(who: &Principal) -> Result<Response, ApiError> {
 pub fn undo(who: &Principal, log_id: &str, body: &[u8]) -> Result<Response, ApiError> {
     let body = kg_http::body::json_object(body)?;
     kg_http::actions::undo_body(&body, &who.caller)?;
-    let outcome = crate::causal::executor(|| executor::undo(&who.caller, log_id))?;
+    let mut outcome = crate::causal::executor(|| executor::undo(&who.caller, log_id))?;
+    crate::audience::withhold_in_outcome(&mut outcome, crate::audience::view().as_ref());
     Ok(crate::json_response(200, &outcome_json(&outcome)))
 }

@@ -32,6 +32,13 @@ use std::collections::{BTreeMap, BTreeSet};
 /// is refused with its line, since it could never match anyone.
 pub const KNOWN_ROLES: [&str; 4] = ["viewer", "operator", "approver", "admin"];
 
+/// The action log's label and the relationship types that carry its recorded values
+/// (kg-actions' log statements): under a policy that restricts anyone, the graph tools
+/// treat them as hidden, since a change's `before` and `after` may be a hidden property's
+/// value. The log is read through `GET /actions/log`, which withholds those per caller.
+pub const ACTION_LOG_LABELS: [&str; 1] = ["ActionLog"];
+pub const ACTION_LOG_TYPES: [&str; 2] = ["CHANGED", "UNDOES"];
+
 /// One rule, as declared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
@@ -114,12 +121,19 @@ impl Policy {
                 .filter(|(_, denied)| !denied.is_empty())
                 .collect::<BTreeMap<_, _>>()
         };
+        let restricts_anything = self.restricts_anything();
+        let mut hidden_labels = denied(&self.labels);
+        let mut hidden_types = denied(&self.types);
+        if restricts_anything {
+            hidden_labels.extend(ACTION_LOG_LABELS.map(String::from));
+            hidden_types.extend(ACTION_LOG_TYPES.map(String::from));
+        }
         View {
-            hidden_labels: denied(&self.labels),
-            hidden_types: denied(&self.types),
+            hidden_labels,
+            hidden_types,
             hidden_label_properties: denied_properties(&self.label_properties),
             hidden_type_properties: denied_properties(&self.type_properties),
-            restricts_anything: self.restricts_anything(),
+            restricts_anything,
         }
     }
 
@@ -302,14 +316,16 @@ mod tests {
         assert!(viewer.relationship_property_visible("PAID", "memo"));
         assert_eq!(
             viewer.hidden_names(),
-            ["Audit", "salary"].into_iter().collect()
+            ["ActionLog", "Audit", "CHANGED", "UNDOES", "salary"]
+                .into_iter()
+                .collect()
         );
         let admin_model = policy.view(&audience(&["admin"], true));
         assert!(admin_model.node_property_visible(&["Employee"], "salary"));
         assert!(!admin_model.relationship_property_visible("PAID", "memo"));
         assert_eq!(
             admin_model.label_exclusion("n", |l| format!("`{l}`")),
-            Some("NOT n:`Audit`".into())
+            Some("NOT n:`ActionLog` AND NOT n:`Audit`".into())
         );
         assert!(admin_model.restricts_anything && !admin_model.is_open());
         let none = Policy::default().view(&Audience::default());

@@ -78,7 +78,11 @@ impl Batch for WitBatch {
         self.0.total()
     }
     fn next(&mut self, wait_ms: u32) -> Result<BatchPoll, Error> {
-        crate::causal::executor(|| self.0.next(wait_ms))
+        let mut poll = crate::causal::executor(|| self.0.next(wait_ms))?;
+        // The agent's reports reach the model as well as the caller: the model's view.
+        let view = crate::audience::for_model(crate::audience::view);
+        crate::audience::withhold_in_poll(&mut poll, view.as_ref());
+        Ok(poll)
     }
     fn cancel(&mut self) {
         self.0.cancel();
