@@ -362,6 +362,42 @@ async fn what_may_be_seen_is_still_shown_and_refusals_name_no_value() {
         "{viewer}"
     );
 
+    // Admins read the policy as declared, each rule with its line; nobody else may.
+    let (status, policy) = host
+        .get_as(Some(auth::ADMIN), "/graph/policy")
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{policy}");
+    assert_eq!(policy["restricts"], true, "{policy}");
+    assert_eq!(policy["source"], "/catalog/graph-profile.toml", "{policy}");
+    let salary = policy["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["property"] == "salary")
+        .unwrap_or_else(|| panic!("no salary rule: {policy}"));
+    assert_eq!(salary["roles"], json!(["admin"]), "{policy}");
+    assert_eq!(salary["line"], 13, "{policy}");
+    assert_eq!(policy["labels"][0]["label"], "Review", "{policy}");
+    for key in [auth::VIEWER, auth::OPERATOR, auth::APPROVER] {
+        let (status, refused) = host.get_as(Some(key), "/graph/policy").await.unwrap();
+        assert_eq!(status, 403, "{refused}");
+    }
+    // /health says a policy is in force, and warns of no name (the graph has them all).
+    let (_, health) = host.get("/health").await.unwrap();
+    let profile = health["components"]
+        .as_array()
+        .and_then(|all| all.iter().find(|c| c["name"] == "query-tools"))
+        .and_then(|c| c["checks"].as_array())
+        .and_then(|checks| checks.iter().find(|k| k["name"] == "graph profile"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no graph profile check in {health}"));
+    assert_eq!(
+        profile["detail"],
+        "3 labels declared, from /catalog/graph-profile.toml; visibility policy: 6 rules (GET /graph/policy)",
+        "{profile}"
+    );
+
     // A filter on a hidden property is refused, naming the property.
     let (status, refused) = tool_as(
         host,

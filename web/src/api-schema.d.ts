@@ -41,6 +41,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/graph/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The graph's visibility policy as declared
+         * @description Each rule of the graph profile's visibility policy with its line: which labels, relationship types and properties are hidden, shown to some roles only, or kept from the LLM (docs/security.md#what-may-leave-the-graph). Read-only.
+         */
+        get: operations["graphPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -1329,7 +1349,7 @@ export interface components {
          */
         ActionBatchOptions: {
             /**
-             * @description Chunks in flight at once.
+             * @description The most chunks in flight at once: the executor starts with 2 and keeps fewer while the graph rolls chunks back (deadlocks) or they queue (docs/actions.md#how-a-batch-executes).
              * @default 10
              */
             max_concurrent?: number | null;
@@ -1717,6 +1737,37 @@ export interface components {
                 };
             };
         } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+        VisibilityRule: {
+            /**
+             * @description `people`: every caller, never the LLM; `roles`: callers with one of `roles` (and the LLM on their behalf unless `llm` is false).
+             * @enum {string}
+             */
+            visibility: "visible" | "hidden" | "people" | "roles" | "roles, never the LLM";
+            /** @description Who may see it; null for every role, empty for nobody. */
+            roles: string[] | null;
+            /** @description Whether the model may be sent it on behalf of a caller who may see it. */
+            llm: boolean;
+            /** @description The line of graph-profile.toml it is declared on. */
+            line: number;
+            label?: string;
+            type?: string;
+            property?: string;
+        };
+        GraphPolicy: {
+            /** @description Some rule restricts someone. False: no policy, every answer as before policies existed. */
+            restricts: boolean;
+            labels: components["schemas"]["VisibilityRule"][];
+            properties: components["schemas"]["VisibilityRule"][];
+            relationship_types: components["schemas"]["VisibilityRule"][];
+            relationship_properties: components["schemas"]["VisibilityRule"][];
+            /** @description Hidden from the graph tools whenever the policy restricts anyone: the action log's graph records (read them through GET /actions/log). */
+            also_hidden: {
+                labels?: string[];
+                relationship_types?: string[];
+            };
+            /** @description Where the profile was read from. */
+            source: string;
+        };
     };
     responses: {
         /** @description The request is malformed: not JSON, not an object, an unknown or mistyped field (the message names it), nested too deep, or an argument a component refused. */
@@ -1882,6 +1933,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthReport"];
+                };
+            };
+        };
+    };
+    graphPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphPolicy"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description The graph profile does not parse (`graph_profile_invalid`, naming its line). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

@@ -7,6 +7,7 @@ mod agent;
 mod audience;
 mod causal;
 mod documents;
+mod graph_policy;
 mod headers;
 mod health;
 mod identity;
@@ -267,6 +268,7 @@ pub(crate) fn dispatch(request: &Request, route: Route, who: Principal) -> Resul
         Route::ResourceMetadata => full(mcp::resource_metadata(request)),
         Route::OpenApi => full(openapi_document()),
         Route::Health => full(health::handle()),
+        Route::GraphPolicy => full(graph_policy::handle()?),
         Route::ListTools => full(tools::list()),
         Route::CallTool { name } => full(tools::call(&name, request.body())?),
         Route::ListActions => full(actions::list(request.query())?),

@@ -88,11 +88,14 @@ impl Guest for QueryTools {
     }
 
     fn status() -> ComponentStatus {
-        let labels = graph_labels();
+        let names = graph_names();
         let checks = vec![
             kg_spin::configuration_check(kg_spin::NEO4J_VARIABLES),
             kg_spin::graph_check(),
-            kg_spin::graph_profile::check(labels.as_deref(), None),
+            kg_spin::graph_profile::check(
+                names.as_ref().map(|(l, t)| (l.as_slice(), t.as_slice())),
+                None,
+            ),
         ];
         kg_spin::status("query-tools", env!("CARGO_PKG_VERSION"), checks)
     }
@@ -168,13 +171,14 @@ impl Guest for QueryTools {
     }
 }
 
-/// The graph's labels, for the profile check's warnings; None when the graph does not
-/// answer (the graph check says why).
-fn graph_labels() -> Option<Vec<String>> {
+/// The graph's labels and relationship types, all of them (the profile check compares
+/// the policy's names with them), for the profile check's warnings; None when the graph
+/// does not answer (the graph check says why).
+fn graph_names() -> Option<(Vec<String>, Vec<String>)> {
     let client = kg_spin::graph_client().ok()?;
     let session = kg_graph_tools::Session::new();
     kg_graph_tools::Graph::new(&client, &session)
-        .labels(&[])
+        .schema_names()
         .ok()
 }
 

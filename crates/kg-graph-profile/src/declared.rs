@@ -120,6 +120,30 @@ impl Declared {
             .collect()
     }
 
+    /// Warnings about the visibility policy for a graph with these relationship types: each
+    /// type a rule names that the graph does not have (a typo hides nothing), with its line.
+    /// Labels are [`Declared::warnings`]' (a label with rules is a declared label).
+    pub fn policy_warnings(&self, graph_types: &[String]) -> Vec<String> {
+        let mut lines: BTreeMap<&str, usize> = BTreeMap::new();
+        for (rel_type, rule) in &self.policy.types {
+            lines.insert(rel_type, rule.line);
+        }
+        for (rel_type, rules) in &self.policy.type_properties {
+            let line = rules.values().map(|r| r.line).min().unwrap_or(1);
+            let entry = lines.entry(rel_type).or_insert(line);
+            *entry = (*entry).min(line);
+        }
+        lines
+            .into_iter()
+            .filter(|(rel_type, _)| !graph_types.iter().any(|t| t == rel_type))
+            .map(|(rel_type, line)| {
+                format!(
+                    "graph profile line {line}: relationship type `{rel_type}` is not in the graph"
+                )
+            })
+            .collect()
+    }
+
     /// Disagreements with the action catalog, whose entities each name a label and its
     /// key property: an entity whose label the file keys by another property. Each is
     /// an error message naming the label, both keys and the file's line.
@@ -705,6 +729,25 @@ mod tests {
             Declared::parse("[labels.A.properties]\nx = \"visible\"\n[relationships.T]\n").unwrap();
         assert_eq!(only_visible.policy, Policy::default());
         assert!(!only_visible.policy.restricts_anything());
+    }
+
+    #[test]
+    fn policy_types_the_graph_lacks_are_warnings_with_their_lines() {
+        let d = Declared::parse(
+            "[relationships.KNOWS]\nvisibility = \"hidden\"\n\n[relationships.PAID.properties]\nmemo = \"people\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            d.policy_warnings(&["PAID".to_string()]),
+            ["graph profile line 2: relationship type `KNOWS` is not in the graph"]
+        );
+        assert_eq!(
+            d.policy_warnings(&[]),
+            [
+                "graph profile line 2: relationship type `KNOWS` is not in the graph",
+                "graph profile line 5: relationship type `PAID` is not in the graph"
+            ]
+        );
     }
 
     #[test]

@@ -166,6 +166,67 @@ impl Policy {
     }
 }
 
+impl Rule {
+    /// The rule as `GET /graph/policy` reports it.
+    fn report(&self) -> serde_json::Value {
+        let visibility = match (&self.roles, self.llm) {
+            (Some(roles), _) if roles.is_empty() => "hidden",
+            (None, false) => "people",
+            (None, true) => "visible",
+            (Some(_), true) => "roles",
+            (Some(_), false) => "roles, never the LLM",
+        };
+        serde_json::json!({
+            "visibility": visibility,
+            "roles": self.roles,
+            "llm": self.llm,
+            "line": self.line,
+        })
+    }
+}
+
+impl Policy {
+    /// The declared rules for admins (`GET /graph/policy`): each with its line, and what a
+    /// policy hides besides (the action log's graph records).
+    pub fn report(&self) -> serde_json::Value {
+        let own = |rules: &BTreeMap<String, Rule>, key: &str| -> Vec<serde_json::Value> {
+            rules
+                .iter()
+                .map(|(name, rule)| {
+                    let mut r = rule.report();
+                    r[key] = serde_json::json!(name);
+                    r
+                })
+                .collect()
+        };
+        let properties = |rules: &BTreeMap<String, BTreeMap<String, Rule>>, key: &str| {
+            rules
+                .iter()
+                .flat_map(|(owner, props)| {
+                    props.iter().map(move |(property, rule)| {
+                        let mut r = rule.report();
+                        r[key] = serde_json::json!(owner);
+                        r["property"] = serde_json::json!(property);
+                        r
+                    })
+                })
+                .collect::<Vec<_>>()
+        };
+        let restricts = self.restricts_anything();
+        serde_json::json!({
+            "restricts": restricts,
+            "labels": own(&self.labels, "label"),
+            "properties": properties(&self.label_properties, "label"),
+            "relationship_types": own(&self.types, "type"),
+            "relationship_properties": properties(&self.type_properties, "type"),
+            "also_hidden": {
+                "labels": if restricts { ACTION_LOG_LABELS.to_vec() } else { Vec::new() },
+                "relationship_types": if restricts { ACTION_LOG_TYPES.to_vec() } else { Vec::new() },
+            },
+        })
+    }
+}
+
 /// The policy as one audience sees it: what is withheld from it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct View {
@@ -276,6 +337,28 @@ mod tests {
             roles: roles.iter().map(|s| s.to_string()).collect(),
             for_model,
         }
+    }
+
+    #[test]
+    fn the_report_lists_every_rule_with_its_line() {
+        let declared = crate::Declared::parse(
+            "[labels.E.properties]\nsalary = { roles = [\"admin\"] }\nid2 = \"hidden\"\n[relationships.T]\nvisibility = \"people\"\n",
+        )
+        .unwrap();
+        let report = declared.policy.report();
+        assert_eq!(report["restricts"], true);
+        assert_eq!(
+            report["properties"],
+            serde_json::json!([
+                {"label": "E", "property": "id2", "visibility": "hidden", "roles": [], "llm": false, "line": 3},
+                {"label": "E", "property": "salary", "visibility": "roles", "roles": ["admin"], "llm": true, "line": 2},
+            ])
+        );
+        assert_eq!(report["relationship_types"][0]["visibility"], "people");
+        assert_eq!(report["also_hidden"]["labels"], serde_json::json!(["ActionLog"]));
+        let none = Policy::default().report();
+        assert_eq!(none["restricts"], false);
+        assert_eq!(none["also_hidden"]["labels"], serde_json::json!([]));
     }
 
     #[test]

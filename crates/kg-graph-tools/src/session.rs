@@ -187,6 +187,15 @@ impl<'a, T: Transport> Graph<'a, T> {
         self.session.view()
     }
 
+    /// Every label and relationship type the graph has, hidden ones included: for the
+    /// status check that compares the declared profile with the graph, never for answers.
+    pub fn schema_names(&self) -> Result<(Vec<String>, Vec<String>), Neo4jError> {
+        self.read_both_lists()?;
+        let labels = self.names(&self.session.labels, LABELS, &[])?;
+        let types = self.names(&self.session.relationship_types, RELATIONSHIP_TYPES, &[])?;
+        Ok((labels, types))
+    }
+
     /// Reads the label and the relationship-type lists in one statement when a tool is
     /// about to check names of both and neither list has been read in this request: one
     /// round trip instead of two (`run_read_cypher` on a pattern with labels and types).

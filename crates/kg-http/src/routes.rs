@@ -72,6 +72,8 @@ pub enum Route {
     Mcp,
     /// This API's OpenAPI document (docs/openapi.json): no credential, nothing secret.
     OpenApi,
+    /// The graph's visibility policy as declared (admins).
+    GraphPolicy,
 }
 
 /// Resolves a method and a path (without query string) to a route.
@@ -86,6 +88,7 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         ["health", "ready"] => (&["GET"], on(method, "GET", || Route::HealthReady)),
         ["auth", "config"] => (&["GET"], on(method, "GET", || Route::AuthConfig)),
         ["tools"] => (&["GET"], on(method, "GET", || Route::ListTools)),
+        ["graph", "policy"] => (&["GET"], on(method, "GET", || Route::GraphPolicy)),
         ["tools", _] => (
             &["POST"],
             on(method, "POST", || Route::CallTool { name: owned(1) }),
@@ -207,6 +210,7 @@ impl Route {
             | Route::ResourceMetadata
             | Route::OpenApi => Access::Public,
             Route::Health => any(&[HealthRead]),
+            Route::GraphPolicy => any(&[GraphPolicyRead]),
             Route::ListTools | Route::CallTool { .. } => any(&[ToolsUse]),
             Route::ListActions | Route::GetAction { .. } => any(&[ActionsRead]),
             Route::ValidateAction { .. } | Route::PlanAction { .. } => any(&[ActionsExecute]),
@@ -252,6 +256,7 @@ impl Route {
             Route::HealthReady => ("GET", "/health/ready"),
             Route::AuthConfig => ("GET", "/auth/config"),
             Route::Health => ("GET", "/health"),
+            Route::GraphPolicy => ("GET", "/graph/policy"),
             Route::ListTools => ("GET", "/tools"),
             Route::CallTool { .. } => ("POST", "/tools/{name}"),
             Route::ListActions => ("GET", "/actions"),

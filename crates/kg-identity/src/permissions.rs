@@ -31,6 +31,8 @@ pub enum Permission {
     DocumentsWrite,
     /// Read and delete anyone's conversation.
     ConversationsAll,
+    /// `GET /graph/policy`: the graph's visibility policy as declared.
+    GraphPolicyRead,
 }
 
 /// Who holds each permission. `admin` holds all of them.
@@ -55,6 +57,7 @@ pub const MATRIX: &[(Permission, &[Role])] = {
         (Permission::ActionsUndo, &[Admin]),
         (Permission::DocumentsWrite, &[Admin]),
         (Permission::ConversationsAll, &[Admin]),
+        (Permission::GraphPolicyRead, &[Admin]),
     ]
 };
 
@@ -74,6 +77,7 @@ impl Permission {
             Permission::ActionsUndo => "actions:undo",
             Permission::DocumentsWrite => "documents:write",
             Permission::ConversationsAll => "conversations:all",
+            Permission::GraphPolicyRead => "graph:policy",
         }
     }
 
@@ -150,6 +154,7 @@ mod tests {
             ActionsUndo,
             DocumentsWrite,
             ConversationsAll,
+            GraphPolicyRead,
         ] {
             assert!(!allowed(&viewer, p), "{p}");
         }
@@ -166,7 +171,7 @@ mod tests {
             assert!(roles.contains(&Role::Admin), "{p}");
             assert!(MATRIX[i + 1..].iter().all(|(q, _)| q != p), "{p} twice");
         }
-        assert_eq!(MATRIX.len(), 12);
+        assert_eq!(MATRIX.len(), 13);
     }
 
     #[test]

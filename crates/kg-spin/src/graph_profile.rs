@@ -39,8 +39,12 @@ pub fn load() -> Result<Loaded, String> {
 
 /// The `graph profile` status check: refused (not ready) for a file that does not
 /// parse or that keys a catalog entity by another property than the catalog does;
-/// labels the graph does not have are warnings (the check stays ok).
-pub fn check(graph_labels: Option<&[String]>, catalog_keys: Option<&[(String, String)]>) -> Check {
+/// labels and relationship types the graph does not have are warnings (the check stays
+/// ok). `graph` is the graph's labels and relationship types, when it answered.
+pub fn check(
+    graph: Option<(&[String], &[String])>,
+    catalog_keys: Option<&[(String, String)]>,
+) -> Check {
     let loaded = match load() {
         Ok(loaded) => loaded,
         Err(e) => {
@@ -54,13 +58,27 @@ pub fn check(graph_labels: Option<&[String]>, catalog_keys: Option<&[(String, St
     let errors = catalog_keys
         .map(|keys| loaded.declared.disagreements_with_catalog(keys))
         .unwrap_or_default();
-    let warnings = graph_labels
-        .map(|labels| loaded.declared.warnings(labels))
+    let warnings = graph
+        .map(|(labels, types)| {
+            let mut w = loaded.declared.warnings(labels);
+            w.extend(loaded.declared.policy_warnings(types));
+            w
+        })
         .unwrap_or_default();
+    let policy = &loaded.declared.policy;
+    let rules = policy.labels.len()
+        + policy.types.len()
+        + policy.label_properties.values().map(|m| m.len()).sum::<usize>()
+        + policy.type_properties.values().map(|m| m.len()).sum::<usize>();
     let mut detail = format!(
-        "{} labels declared, from {}",
+        "{} labels declared, from {}; visibility policy: {}",
         loaded.declared.labels.len(),
-        loaded.source
+        loaded.source,
+        if rules == 0 {
+            "none (everything visible)".to_string()
+        } else {
+            format!("{rules} rules (GET /graph/policy)")
+        }
     );
     for e in &errors {
         detail.push_str(&format!("; error: {e}"));
