@@ -112,13 +112,25 @@ pub fn forbidden(reader: Reader) -> Vec<(String, &'static str)> {
     out
 }
 
-/// The markers of `forbidden(reader)` found in `text`, as `what: marker`.
+/// The markers of `forbidden(reader)` found in `text`, as `what: marker`. A number counts
+/// only standing alone (not inside a longer run of digits: an id or a timestamp).
 pub fn leaks(text: &str, reader: Reader) -> Vec<String> {
     forbidden(reader)
         .into_iter()
-        .filter(|(marker, _)| text.contains(marker.as_str()))
+        .filter(|(marker, _)| occurs(text, marker))
         .map(|(marker, what)| format!("{what}: {marker}"))
         .collect()
+}
+
+fn occurs(text: &str, marker: &str) -> bool {
+    if !marker.bytes().all(|b| b.is_ascii_digit()) {
+        return text.contains(marker);
+    }
+    text.match_indices(marker).any(|(at, _)| {
+        let before = text[..at].bytes().next_back();
+        let after = text[at + marker.len()..].bytes().next();
+        !before.is_some_and(|b| b.is_ascii_digit()) && !after.is_some_and(|b| b.is_ascii_digit())
+    })
 }
 
 /// Writes the company into `graph` (empty), with the uniqueness constraints its keys have.

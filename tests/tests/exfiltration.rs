@@ -668,3 +668,68 @@ async fn the_model_is_never_sent_what_it_may_not_see() {
     }
     tally.report();
 }
+
+/// Traces carry no hidden value, even with the model's messages and the graph statements
+/// recorded (`otel_capture_content`, `otel_capture_statements`): a viewer's agent turn by
+/// every tool and the evasions over HTTP, then every exported span read for the markers.
+#[tokio::test]
+async fn spans_carry_no_hidden_value() {
+    let llm = ScriptedLlm::start().await;
+    let receiver = kg_e2e::otlp::Receiver::start().await;
+    let mut variables = llm.variables();
+    variables.extend(receiver.variables());
+    variables.push(("otel_capture_content", "true".into()));
+    variables.push(("otel_capture_statements", "true".into()));
+    let stack = hr::stack(&variables).await.unwrap();
+    // No search term is a marker here: a term the caller sent is theirs to see again.
+    let attempts: Vec<(&str, Value)> = tool_attempts()
+        .into_iter()
+        .filter(|(_, a)| leaks(&a.to_string(), Reader::Admin).is_empty())
+        .filter(|(_, a)| leaks(&a.to_string(), Reader::Person).is_empty())
+        .collect();
+    let mut script: Vec<Reply> = attempts
+        .chunks(8)
+        .map(|calls| {
+            Reply::Tools(
+                calls
+                    .iter()
+                    .map(|(name, arguments)| (name.to_string(), arguments.clone()))
+                    .collect(),
+            )
+        })
+        .collect();
+    script.push(text("Done."));
+    llm.then(script);
+    let (status, answer) = stack
+        .host
+        .send_as(
+            Some(auth::VIEWER),
+            "POST",
+            "/chat",
+            &json!({"message": "Everything about Ada, please.", "routing_mode": "rule", "trace": true})
+                .to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{answer}");
+    let mut tally = Tally::default();
+    tally.saw(
+        "chat with trace=true",
+        "viewer",
+        Reader::Person,
+        "",
+        &answer.to_string(),
+    );
+    for query in EVASIONS {
+        let (status, body) =
+            tool_as(&stack.host, auth::VIEWER, "run_read_cypher", &cypher(query)).await;
+        assert!(status < 500, "{query}: {body}");
+    }
+    let exports = format!("{:?}", receiver.exports().await);
+    assert!(
+        exports.contains("db.query.text"),
+        "statements were recorded"
+    );
+    tally.saw("spans", "viewer", Reader::Model, "", &exports);
+    tally.report();
+}
