@@ -70,10 +70,10 @@ pub fn manifest_variant(dir: &Path, edit: impl FnOnce(String) -> String) -> Resu
     manifest_variant_of(&app_manifest(), dir, edit)
 }
 
-/// A copy of this run's manifest in `dir` whose `/catalog` mount is `catalog` (a folder of
-/// the workspace holding a graph-profile.toml and an actions.toml), copied into `dir`
-/// (Spin mounts only from inside the manifest's folder).
-pub fn manifest_with_catalog(dir: &Path, catalog: &str) -> Result<PathBuf> {
+/// A copy of this run's manifest in `dir` whose `/catalog` mount is `catalog` (a folder,
+/// absolute or of the workspace, holding a graph-profile.toml and an actions.toml), copied
+/// into `dir` (Spin mounts only from inside the manifest's folder).
+pub fn manifest_with_catalog(dir: &Path, catalog: impl AsRef<Path>) -> Result<PathBuf> {
     const DEMO: &str = r#"{ source = "catalog", destination = "/catalog" }"#;
     const OURS: &str = r#"{ source = "test-catalog", destination = "/catalog" }"#;
     let mut mounts = 0;
