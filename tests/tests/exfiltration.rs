@@ -582,6 +582,18 @@ async fn mcp_clients_get_the_models_view() {
                 .map(|q| json!({"op": "call", "name": "run_read_cypher", "arguments": cypher(q)})),
         );
         steps.push(json!({"op": "list_resources"}));
+        for uri in [
+            "kg://ontology/classes",
+            "kg://ontology/relationships",
+            "kg://actions/log",
+            "kg://instances/E-01",
+            "kg://instances/E-06",
+            "kg://instances/R-0",
+            "kg://classes/Employee",
+            "kg://classes/Review",
+        ] {
+            steps.push(json!({"op": "read_resource", "uri": uri}));
+        }
         let report = mcp::session(&stack.host, key, &Value::Array(steps.clone()))
             .await
             .unwrap();
@@ -589,6 +601,12 @@ async fn mcp_clients_get_the_models_view() {
         assert_eq!(results.len(), steps.len(), "{report}");
         for (step, result) in steps.iter().zip(results) {
             tally.saw("mcp", role, reader, &step.to_string(), &result.to_string());
+            // The instance resource answers, with what the model may see only.
+            if step["uri"] == "kg://instances/E-01" {
+                let read = result.to_string();
+                assert!(read.contains("Ada Varga"), "{read}");
+                assert!(!read.contains("Hometown-Zq1"), "{read}");
+            }
         }
     }
     tally.report();
