@@ -304,21 +304,28 @@ impl View {
             .collect()
     }
 
-    /// The hidden labels as a Cypher predicate on variable `var` (`NOT var:A AND NOT
-    /// var:B`), None when none is hidden. Labels quoted by `quote`.
-    pub fn label_exclusion(&self, var: &str, quote: impl Fn(&str) -> String) -> Option<String> {
+    /// The hidden labels as a Cypher predicate on variable `var`, None when none is
+    /// hidden; the statement passes the labels as the parameter [`HIDDEN_LABELS_PARAMETER`]
+    /// ([`View::hidden_labels_parameter`]). Written over `labels(var)` rather than as
+    /// `NOT var:Label`: a label the graph does not have (the action log's, before any
+    /// action ran) would make Neo4j warn about every statement.
+    pub fn label_exclusion(&self, var: &str) -> Option<String> {
         if self.hidden_labels.is_empty() {
             return None;
         }
-        Some(
-            self.hidden_labels
-                .iter()
-                .map(|l| format!("NOT {var}:{}", quote(l)))
-                .collect::<Vec<_>>()
-                .join(" AND "),
-        )
+        Some(format!(
+            "none(l IN labels({var}) WHERE l IN ${HIDDEN_LABELS_PARAMETER})"
+        ))
+    }
+
+    /// The value of [`HIDDEN_LABELS_PARAMETER`] for [`View::label_exclusion`].
+    pub fn hidden_labels_parameter(&self) -> serde_json::Value {
+        serde_json::json!(self.hidden_labels)
     }
 }
+
+/// The parameter a statement using [`View::label_exclusion`] passes the hidden labels in.
+pub const HIDDEN_LABELS_PARAMETER: &str = "hidden_labels";
 
 #[cfg(test)]
 mod tests {
@@ -407,8 +414,12 @@ mod tests {
         assert!(admin_model.node_property_visible(&["Employee"], "salary"));
         assert!(!admin_model.relationship_property_visible("PAID", "memo"));
         assert_eq!(
-            admin_model.label_exclusion("n", |l| format!("`{l}`")),
-            Some("NOT n:`ActionLog` AND NOT n:`Audit`".into())
+            admin_model.label_exclusion("n"),
+            Some("none(l IN labels(n) WHERE l IN $hidden_labels)".into())
+        );
+        assert_eq!(
+            admin_model.hidden_labels_parameter(),
+            serde_json::json!(["ActionLog", "Audit"])
         );
         assert!(admin_model.restricts_anything && !admin_model.is_open());
         let none = Policy::default().view(&Audience::default());

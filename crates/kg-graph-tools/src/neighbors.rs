@@ -138,7 +138,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         format!("*1..{hops}")
     };
     // Nodes of hidden labels are neither reached, passed through nor counted.
-    let unseen = |var: &str| view.label_exclusion(var, quote_name);
+    let unseen = |var: &str| view.label_exclusion(var);
     let (unseen_path, unseen_other) = match (unseen("m"), unseen("o"), unseen("x")) {
         (Some(m), Some(o), Some(_)) if hops == 1 => (format!(" WHERE {m}"), format!(" WHERE {o}")),
         (Some(_), Some(o), Some(x)) => (
@@ -176,6 +176,12 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         counts.join(", ")
     );
     let mut params = Map::new();
+    if !view.hidden_labels.is_empty() {
+        params.insert(
+            kg_graph_profile::policy::HIDDEN_LABELS_PARAMETER.into(),
+            view.hidden_labels_parameter(),
+        );
+    }
     params.insert("id".into(), json!(instance.element_id));
     params.insert("limit".into(), json!(limit + 1));
     let mut row = client

@@ -2,7 +2,6 @@
 
 use crate::args;
 use crate::catalog::ToolOutput;
-use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
 use crate::instance::{Resolved, resolve_pair};
 use crate::neighbors::{graph_edge, graph_node};
@@ -69,7 +68,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     // around them is found rather than none.
     let view = client.view();
     let mut unseen = Vec::new();
-    if let Some(e) = view.label_exclusion("x", quote_name) {
+    if let Some(e) = view.label_exclusion("x") {
         unseen.push(format!("all(x IN nodes(p) WHERE {e})"));
     }
     if !view.hidden_types.is_empty() {
@@ -89,6 +88,12 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     let mut params = Map::new();
     if !view.hidden_types.is_empty() {
         params.insert("hidden_types".into(), json!(view.hidden_types));
+    }
+    if !view.hidden_labels.is_empty() {
+        params.insert(
+            kg_graph_profile::policy::HIDDEN_LABELS_PARAMETER.into(),
+            view.hidden_labels_parameter(),
+        );
     }
     params.insert("from".into(), json!(from.element_id));
     params.insert("to".into(), json!(to.element_id));

@@ -125,13 +125,19 @@ fn counts_and_samples(
     view: &View,
 ) -> (String, Map<String, Json>) {
     let unseen = |var: &str| {
-        view.label_exclusion(var, quote_name)
+        view.label_exclusion(var)
             .map(|e| format!(" WHERE {e}"))
             .unwrap_or_default()
     };
     let (unseen_n, unseen_s) = (unseen("n"), unseen("s"));
     let mut params = Map::new();
     params.insert("limit".into(), json!(sample_size));
+    if !view.hidden_labels.is_empty() {
+        params.insert(
+            kg_graph_profile::policy::HIDDEN_LABELS_PARAMETER.into(),
+            view.hidden_labels_parameter(),
+        );
+    }
     let mut parts: Vec<String> = labels
         .iter()
         .enumerate()
