@@ -383,7 +383,7 @@ async fn what_may_be_seen_is_still_shown_and_refusals_name_no_value() {
         let (status, refused) = host.get_as(Some(key), "/graph/policy").await.unwrap();
         assert_eq!(status, 403, "{refused}");
     }
-    // /health says a policy is in force, and warns of no name (the graph has them all).
+    // /health says a policy is in force, and warns of the one name the graph lacks.
     let (_, health) = host.get("/health").await.unwrap();
     let profile = health["components"]
         .as_array()
@@ -394,7 +394,7 @@ async fn what_may_be_seen_is_still_shown_and_refusals_name_no_value() {
         .unwrap_or_else(|| panic!("no graph profile check in {health}"));
     assert_eq!(
         profile["detail"],
-        "3 labels declared, from /catalog/graph-profile.toml; visibility policy: 6 rules (GET /graph/policy)",
+        "3 labels declared, from /catalog/graph-profile.toml; visibility policy: 7 rules (GET /graph/policy); warning: graph profile line 25: property `budget` is not in the graph",
         "{profile}"
     );
 

@@ -93,7 +93,9 @@ impl Guest for QueryTools {
             kg_spin::configuration_check(kg_spin::NEO4J_VARIABLES),
             kg_spin::graph_check(),
             kg_spin::graph_profile::check(
-                names.as_ref().map(|(l, t)| (l.as_slice(), t.as_slice())),
+                names
+                    .as_ref()
+                    .map(|(l, t, p)| (l.as_slice(), t.as_slice(), p.as_slice())),
                 None,
             ),
         ];
@@ -171,10 +173,10 @@ impl Guest for QueryTools {
     }
 }
 
-/// The graph's labels and relationship types, all of them (the profile check compares
-/// the policy's names with them), for the profile check's warnings; None when the graph
-/// does not answer (the graph check says why).
-fn graph_names() -> Option<(Vec<String>, Vec<String>)> {
+/// The graph's labels, relationship types and property keys, all of them (the profile
+/// check compares the policy's names with them), for the profile check's warnings; None
+/// when the graph does not answer (the graph check says why).
+fn graph_names() -> Option<kg_graph_tools::SchemaNames> {
     let client = kg_spin::graph_client().ok()?;
     let session = kg_graph_tools::Session::new();
     kg_graph_tools::Graph::new(&client, &session)

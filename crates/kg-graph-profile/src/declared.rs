@@ -120,10 +120,40 @@ impl Declared {
             .collect()
     }
 
-    /// Warnings about the visibility policy for a graph with these relationship types: each
-    /// type a rule names that the graph does not have (a typo hides nothing), with its line.
-    /// Labels are [`Declared::warnings`]' (a label with rules is a declared label).
-    pub fn policy_warnings(&self, graph_types: &[String]) -> Vec<String> {
+    /// Warnings about the visibility policy for a graph with these relationship types and
+    /// property keys: each type or property a rule names that the graph does not have (a
+    /// typo hides nothing), with its line. Labels are [`Declared::warnings`]' (a label with
+    /// rules is a declared label).
+    pub fn policy_warnings(
+        &self,
+        graph_types: &[String],
+        graph_properties: &[String],
+    ) -> Vec<String> {
+        let mut warnings = self.type_warnings(graph_types);
+        let mut properties: BTreeMap<&str, usize> = BTreeMap::new();
+        for rules in self
+            .policy
+            .label_properties
+            .values()
+            .chain(self.policy.type_properties.values())
+        {
+            for (property, rule) in rules {
+                let line = properties.entry(property).or_insert(rule.line);
+                *line = (*line).min(rule.line);
+            }
+        }
+        warnings.extend(
+            properties
+                .into_iter()
+                .filter(|(property, _)| !graph_properties.iter().any(|p| p == property))
+                .map(|(property, line)| {
+                    format!("graph profile line {line}: property `{property}` is not in the graph")
+                }),
+        );
+        warnings
+    }
+
+    fn type_warnings(&self, graph_types: &[String]) -> Vec<String> {
         let mut lines: BTreeMap<&str, usize> = BTreeMap::new();
         for (rel_type, rule) in &self.policy.types {
             lines.insert(rel_type, rule.line);
@@ -732,20 +762,21 @@ mod tests {
     }
 
     #[test]
-    fn policy_types_the_graph_lacks_are_warnings_with_their_lines() {
+    fn policy_names_the_graph_lacks_are_warnings_with_their_lines() {
         let d = Declared::parse(
             "[relationships.KNOWS]\nvisibility = \"hidden\"\n\n[relationships.PAID.properties]\nmemo = \"people\"\n",
         )
         .unwrap();
         assert_eq!(
-            d.policy_warnings(&["PAID".to_string()]),
+            d.policy_warnings(&["PAID".to_string()], &["memo".to_string()]),
             ["graph profile line 2: relationship type `KNOWS` is not in the graph"]
         );
         assert_eq!(
-            d.policy_warnings(&[]),
+            d.policy_warnings(&[], &[]),
             [
                 "graph profile line 2: relationship type `KNOWS` is not in the graph",
-                "graph profile line 5: relationship type `PAID` is not in the graph"
+                "graph profile line 5: relationship type `PAID` is not in the graph",
+                "graph profile line 5: property `memo` is not in the graph"
             ]
         );
     }

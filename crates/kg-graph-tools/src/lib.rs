@@ -34,5 +34,5 @@ pub use cypher::quote_name;
 pub use graph_error::graph_error;
 pub use kg_graph_profile as profile;
 pub use schema::close_matches;
-pub use session::{Graph, Noted, Session};
+pub use session::{Graph, Noted, SchemaNames, Session};
 pub use spec_texts::SPEC_TEXTS;

@@ -21,6 +21,12 @@ use std::sync::{Arc, Mutex};
 
 const LABELS: &str = "CALL db.labels() YIELD label RETURN label ORDER BY label LIMIT 1000";
 const RELATIONSHIP_TYPES: &str = "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType ORDER BY relationshipType LIMIT 1000";
+const PROPERTY_KEYS: &str =
+    "CALL db.propertyKeys() YIELD propertyKey RETURN propertyKey ORDER BY propertyKey LIMIT 10000";
+
+/// A graph's labels, relationship types and property keys.
+pub type SchemaNames = (Vec<String>, Vec<String>, Vec<String>);
+
 /// Both lists in one statement, each row tagged with its list (see [`Graph::read_both_lists`]).
 const LABELS_AND_TYPES: &str = "CALL db.labels() YIELD label RETURN 'label' AS list, label AS name ORDER BY name LIMIT 1000 \
      UNION ALL CALL db.relationshipTypes() YIELD relationshipType RETURN 'type' AS list, relationshipType AS name ORDER BY name LIMIT 1000";
@@ -187,13 +193,21 @@ impl<'a, T: Transport> Graph<'a, T> {
         self.session.view()
     }
 
-    /// Every label and relationship type the graph has, hidden ones included: for the
-    /// status check that compares the declared profile with the graph, never for answers.
-    pub fn schema_names(&self) -> Result<(Vec<String>, Vec<String>), Neo4jError> {
+    /// Every label, relationship type and property key the graph has, hidden ones
+    /// included: for the status check that compares the declared profile with the graph,
+    /// never for answers.
+    pub fn schema_names(&self) -> Result<SchemaNames, Neo4jError> {
         self.read_both_lists()?;
         let labels = self.names(&self.session.labels, LABELS, &[])?;
         let types = self.names(&self.session.relationship_types, RELATIONSHIP_TYPES, &[])?;
-        Ok((labels, types))
+        let properties = self
+            .client
+            .run(PROPERTY_KEYS, Map::new(), AccessMode::Read)?
+            .rows
+            .iter()
+            .filter_map(|r| r.first()?.as_str().map(str::to_string))
+            .collect();
+        Ok((labels, types, properties))
     }
 
     /// Reads the label and the relationship-type lists in one statement when a tool is

@@ -40,9 +40,10 @@ pub fn load() -> Result<Loaded, String> {
 /// The `graph profile` status check: refused (not ready) for a file that does not
 /// parse or that keys a catalog entity by another property than the catalog does;
 /// labels and relationship types the graph does not have are warnings (the check stays
-/// ok). `graph` is the graph's labels and relationship types, when it answered.
+/// ok). `graph` is the graph's labels, relationship types and property keys, when it
+/// answered.
 pub fn check(
-    graph: Option<(&[String], &[String])>,
+    graph: Option<(&[String], &[String], &[String])>,
     catalog_keys: Option<&[(String, String)]>,
 ) -> Check {
     let loaded = match load() {
@@ -59,17 +60,25 @@ pub fn check(
         .map(|keys| loaded.declared.disagreements_with_catalog(keys))
         .unwrap_or_default();
     let warnings = graph
-        .map(|(labels, types)| {
+        .map(|(labels, types, properties)| {
             let mut w = loaded.declared.warnings(labels);
-            w.extend(loaded.declared.policy_warnings(types));
+            w.extend(loaded.declared.policy_warnings(types, properties));
             w
         })
         .unwrap_or_default();
     let policy = &loaded.declared.policy;
     let rules = policy.labels.len()
         + policy.types.len()
-        + policy.label_properties.values().map(|m| m.len()).sum::<usize>()
-        + policy.type_properties.values().map(|m| m.len()).sum::<usize>();
+        + policy
+            .label_properties
+            .values()
+            .map(|m| m.len())
+            .sum::<usize>()
+        + policy
+            .type_properties
+            .values()
+            .map(|m| m.len())
+            .sum::<usize>();
     let mut detail = format!(
         "{} labels declared, from {}; visibility policy: {}",
         loaded.declared.labels.len(),
