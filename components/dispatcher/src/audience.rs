@@ -98,7 +98,11 @@ pub fn withhold_in_outcome(outcome: &mut EntityOutcome, view: Option<&View>) {
 
 /// Withholds what the audience may not see from a batch's report.
 pub fn withhold_in_summary(summary: &mut BatchSummary, view: Option<&View>) {
-    for outcome in summary.successes.iter_mut().chain(summary.failures.iter_mut()) {
+    for outcome in summary
+        .successes
+        .iter_mut()
+        .chain(summary.failures.iter_mut())
+    {
         withhold_in_outcome(outcome, view);
     }
 }

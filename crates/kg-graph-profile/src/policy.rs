@@ -362,7 +362,10 @@ mod tests {
             ])
         );
         assert_eq!(report["relationship_types"][0]["visibility"], "people");
-        assert_eq!(report["also_hidden"]["labels"], serde_json::json!(["ActionLog"]));
+        assert_eq!(
+            report["also_hidden"]["labels"],
+            serde_json::json!(["ActionLog"])
+        );
         let none = Policy::default().report();
         assert_eq!(none["restricts"], false);
         assert_eq!(none["also_hidden"]["labels"], serde_json::json!([]));
