@@ -210,6 +210,24 @@ fn cypher(query: &str) -> Value {
 async fn no_route_shows_a_role_what_it_may_not_see() {
     let stack = hr::stack(&[]).await.unwrap();
     let host = &stack.host;
+    // Search through the full-text index here (the other tests scan without it).
+    let (status, setup) = host
+        .send_as(Some(auth::ADMIN), "POST", "/actions/setup", "{}")
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{setup}");
+    let (status, found) = tool_as(
+        host,
+        auth::VIEWER,
+        "search_instances",
+        &json!({"search_term": "Ada"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{found}");
+    assert!(
+        found["data"].get("index").is_none(),
+        "searched without the index: {found}"
+    );
     let mut tally = Tally::default();
     for (role, key, reader) in ROLES {
         for (tool, arguments) in tool_attempts() {
