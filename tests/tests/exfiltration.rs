@@ -701,6 +701,39 @@ async fn the_model_is_never_sent_what_it_may_not_see() {
             llm.remaining()
         );
         llm.clear();
+        // The next turn of the conversation: the memory the model is sent holds nothing
+        // it may not see either.
+        let conversation = answer["conversation_id"].as_str().unwrap().to_string();
+        llm.then([text("Nothing more."), text("Nothing more.")]);
+        let before = llm.requests().len();
+        let (status, next) = stack
+            .host
+            .send_as(
+                Some(key),
+                "POST",
+                "/chat",
+                &json!({"message": "And what did you find before?", "routing_mode": "rule", "conversation_id": conversation})
+                    .to_string(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(status, 200, "{next}");
+        let requests = llm.requests();
+        assert!(
+            requests.len() > before,
+            "the second turn asked the model nothing"
+        );
+        assert!(
+            requests[before]
+                .to_string()
+                .contains("Here is what I found."),
+            "the memory holds the first turn: {}",
+            requests[before]
+        );
+        for request in requests.iter().skip(before) {
+            tally.saw("llm, next turn", role, reader, &asked, &request.to_string());
+        }
+        llm.clear();
     }
     tally.report();
 }
