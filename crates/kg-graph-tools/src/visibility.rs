@@ -236,4 +236,94 @@ mod tests {
         redact_rows(&mut rows, &View::open());
         assert_eq!(rows, before);
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        const LABELS: [&str; 4] = ["Employee", "Audit", "Person", "Other"];
+        const TYPES: [&str; 3] = ["MANAGES", "SECRET", "KNOWS"];
+        const NAMES: [&str; 4] = ["salary", "bonus", "age", "x"];
+
+        fn element() -> impl Strategy<Value = Value> {
+            let node = (
+                proptest::sample::subsequence(LABELS.to_vec(), 0..3),
+                proptest::sample::subsequence(NAMES.to_vec(), 0..4),
+            )
+                .prop_map(|(labels, names)| {
+                    let props: Vec<(&str, i64)> = names.iter().map(|n| (*n, 1)).collect();
+                    node("n", &labels, &props)
+                });
+            let relationship = (
+                proptest::sample::select(TYPES.to_vec()),
+                proptest::sample::subsequence(NAMES.to_vec(), 0..4),
+            )
+                .prop_map(|(t, names)| {
+                    let props: Vec<(&str, i64)> = names.iter().map(|n| (*n, 1)).collect();
+                    rel(t, &props)
+                });
+            let leaf = prop_oneof![node, relationship, Just(Value::Integer(3))];
+            leaf.prop_recursive(3, 24, 4, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::List),
+                    proptest::collection::vec(inner.clone(), 1..3).prop_map(|nodes| Value::Path {
+                        nodes,
+                        relationships: vec![rel("KNOWS", &[])],
+                    }),
+                    proptest::collection::btree_map("[a-c]", inner, 0..3).prop_map(Value::Map),
+                ]
+            })
+        }
+
+        /// Nothing the view hides survives, whatever the nesting.
+        fn clean(value: &Value, view: &View) -> bool {
+            match value {
+                Value::Node {
+                    labels, properties, ..
+                } => {
+                    view.node_visible(labels)
+                        && properties
+                            .keys()
+                            .all(|p| view.node_property_visible(labels, p))
+                }
+                Value::Relationship {
+                    rel_type,
+                    properties,
+                    ..
+                } => {
+                    view.type_visible(rel_type)
+                        && properties
+                            .keys()
+                            .all(|p| view.relationship_property_visible(rel_type, p))
+                }
+                Value::Path {
+                    nodes,
+                    relationships,
+                } => nodes.iter().chain(relationships).all(|v| clean(v, view)),
+                Value::List(items) => items.iter().all(|v| clean(v, view)),
+                Value::Map(entries) => entries.values().all(|v| clean(v, view)),
+                _ => true,
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn no_hidden_element_or_property_survives_redaction(
+                rows in proptest::collection::vec(proptest::collection::vec(element(), 1..4), 0..4)
+            ) {
+                let view = view();
+                let mut nulled = rows.clone();
+                redact_rows(&mut nulled, &view);
+                prop_assert_eq!(nulled.len(), rows.len());
+                for (before, after) in rows.iter().zip(&nulled) {
+                    prop_assert_eq!(before.len(), after.len());
+                }
+                prop_assert!(nulled.iter().flatten().all(|v| clean(v, &view)));
+                let mut removed = rows.clone();
+                redact_rows_leaving_no_hole(&mut removed, &view);
+                prop_assert!(removed.len() <= rows.len());
+                prop_assert!(removed.iter().flatten().all(|v| clean(v, &view)));
+            }
+        }
+    }
 }

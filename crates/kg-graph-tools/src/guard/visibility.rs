@@ -246,4 +246,43 @@ mod tests {
             Some("`salary` is not available")
         );
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Places a name may stand in a query.
+        const TEMPLATES: [&str; 10] = [
+            "MATCH (e:Employee) RETURN e.{}",
+            "MATCH (e:Employee) WHERE e.{} > 1 RETURN e.name",
+            "MATCH (e:Employee) RETURN e.name ORDER BY e.{}",
+            "MATCH (e:Employee) RETURN e{{.name, .{}}}",
+            "MATCH (e:Employee {{{}: 1}}) RETURN e.name",
+            "MATCH (e:Employee) WITH e CALL (e) {{ RETURN e.{} AS v }} RETURN v",
+            "MATCH (e:Employee) RETURN [x IN collect(e) | x.{}]",
+            "MATCH (n:{}) RETURN n",
+            "MATCH (a)-[r:{}]->(b) RETURN a.name",
+            "MATCH (e:Employee) WHERE EXISTS {{ MATCH (e)-->(m) WHERE m.{} = 1 }} RETURN e.name",
+        ];
+
+        proptest! {
+            /// A hidden name anywhere, bare or back-tick quoted, with comments and spacing
+            /// around it, is refused (or the statement does not lex); never allowed.
+            #[test]
+            fn a_hidden_name_is_never_allowed(
+                template in proptest::sample::select(TEMPLATES.to_vec()),
+                name in proptest::sample::select(vec!["salary", "national_id", "home", "Review", "MENTORS"]),
+                quoted in any::<bool>(),
+                comment in proptest::sample::select(vec!["", " ", "/* c */", " // c\n", "\n\t"]),
+            ) {
+                let name = if quoted { format!("`{name}`") } else { name.to_string() };
+                let query = template.replacen("{}", &format!("{comment}{name}{comment}"), 1)
+                    .replace("{{", "{")
+                    .replace("}}", "}");
+                // The model's view of a viewer: every one of the names is hidden from it.
+                let view = view(&["viewer"], true);
+                prop_assert!(refused(&query, &view).is_some(), "allowed: {}", query);
+            }
+        }
+    }
 }
