@@ -17,8 +17,12 @@ Checks:
     no question is stored twice;
  6. statuses: the journal's `dishonest` lines (a 503/429 without Retry-After, a 500, a
     report that does not add up, a resumed stream with a gap, an approval run twice), and
-    any 5xx but a 503 (which carries Retry-After, else it is dishonest), or a cut
-    connection, outside a fault's window (its begin to its end + the margin).
+    any 5xx, or a cut connection, outside a fault's window (its begin to its end + the
+    margin), but the honest ones: a 503 (which carries Retry-After, else it is dishonest)
+    and the app's 504 for a deadline with its documented body (docs/api.md: {"error":
+    {"code": "timeout" | "llm_timeout" | "turn_deadline_exceeded", "message": …}}; a
+    graph query that did not answer in time under load). HAProxy's HTML 504 (no answer
+    within `timeout server`), a 502, a 500 and a bodiless error are still violations.
 """
 
 import argparse
@@ -26,6 +30,7 @@ import base64
 import collections
 import json
 import os
+import re
 import sys
 import urllib.request
 
@@ -51,6 +56,35 @@ def cypher(statement, **params):
     if status >= 300:
         raise SystemExit(f"check: Neo4j answered {status}: {answer}")
     return answer["data"]["values"]
+
+
+# The app's answer when a deadline passed (docs/api.md, "Errors"): a JSON body
+# {"error": {"code": "timeout" | "llm_timeout" | "turn_deadline_exceeded", "message": …,
+# "detail"?: …}}. The journal keeps a body's first 300 characters: a body cut there is
+# read from its beginning.
+DEADLINE_CODES = ("timeout", "llm_timeout", "turn_deadline_exceeded")
+JOURNAL_BODY_CHARS = 300
+ERROR_CODE_PREFIX = re.compile(r'^\s*\{\s*"error"\s*:\s*\{\s*"code"\s*:\s*"([a-z_]+)"')
+
+
+def deadline_code(body):
+    """The error code of an app's deadline answer, else None (HAProxy's HTML 504, no body,
+    another code, no message)."""
+    body = body or ""
+    try:
+        error = json.loads(body).get("error")
+        code, message = error.get("code"), error.get("message")
+        return code if code in DEADLINE_CODES and isinstance(message, str) and message else None
+    except (ValueError, AttributeError):
+        pass
+    m = ERROR_CODE_PREFIX.match(body)
+    if m and m.group(1) in DEADLINE_CODES and len(body) >= JOURNAL_BODY_CHARS:
+        return m.group(1)
+    return None
+
+
+def app_deadline(body):
+    return deadline_code(body) is not None
 
 
 def main():
@@ -161,13 +195,23 @@ def main():
                 windows.append((begun.pop(" ".join(what)), float(t) + args.fault_margin_s))
         windows += [(b, float("inf")) for b in begun.values()]
     statuses = collections.Counter((s["route"], s["status"]) for s in by_kind["status"])
-    # A 503 with Retry-After is honest at any time (the journal's `dishonest` lines hold those
-    # without); a 500, 502, 504 or a cut connection (0) outside a fault is not explained.
+    # Honest at any time: a 503 with Retry-After (the journal's `dishonest` lines hold those
+    # without), and the app's own 504 for a deadline, with the body docs/api.md documents.
+    # Anything else of 500 and up (a 500, a 502, HAProxy's HTML 504, a bodiless error) and
+    # a cut connection (0) outside a fault's window is not explained.
+    honest_504 = [s for s in by_kind["status"] if s["status"] == 504 and app_deadline(s["body"])]
     outside = [s for s in by_kind["status"] if (s["status"] >= 500 or s["status"] == 0) and s["status"] != 503
+               and not (s["status"] == 504 and app_deadline(s["body"]))
                and not any(b <= s["t"] <= e for b, e in windows)]
     for s in outside[:20]:
         problem(f"status: {s['route']} answered {s['status']} outside any fault: {s['body'][:120]!r}")
+    if len(outside) > 20:
+        problem(f"status: {len(outside) - 20} more such answers")
 
+    if honest_504:
+        print(f"check: {len(honest_504)} deadline answers from the app (504 "
+              f"{'/'.join(sorted({deadline_code(s['body']) for s in honest_504}))}), honest: "
+              + ", ".join(f"{r}: {n}" for r, n in sorted(collections.Counter(s["route"] for s in honest_504).items())))
     print(f"check: {len(journal)} journal lines; {turns_checked} acknowledged turns in {len(acked)} conversations; "
           f"{len(reports)} reports; {len(redeemed)} approvals redeemed; {paid} load orders paid; "
           f"{len(by_kind['undo'])} undos; {len(by_kind['unacked_turn'])} turns not acknowledged; "

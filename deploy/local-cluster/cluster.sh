@@ -246,15 +246,24 @@ backend spin
   # Round robin, no stickiness: a conversation's next turn, a stream's resume with
   # Last-Event-ID and an approval's redemption land on any instance (shared Redis and graph).
   balance roundrobin
-  # Readiness: graph, LLM and key-value store reachable; an instance whose store hangs fails
-  # the 5 s check instead of holding requests. 2 s and fall 2 took both instances out at the
-  # start of a load run on a busy 2-core machine (every request then a 503 from HAProxy). HTTP/1.1 with a Host header: Spin closes the
+  # Readiness, for instance-local trouble only (docs/deploy.md, "Several instances behind
+  # HAProxy"). /health/ready asks the shared graph and LLM as well as this instance's store:
+  # taking an instance out because the graph (or the LLM) is slow or down takes every
+  # instance out at once, and HAProxy then refuses with 503 requests that would have worked
+  # (the tools and actions when the LLM is down; everything the app answers honestly itself
+  # with 503/504 when the graph is). So the check passes when the answer is 200, or 503
+  # naming only shared dependencies ("down":["graph"], ["llm"], ["graph","llm"]); it fails
+  # when the store is down ("kv"), when the instance answers anything else (Spin's bodiless
+  # 500 when its instance pool is full) or nothing (killed: connection refused), and when it
+  # does not answer within the timeout: a store that hangs (Spin after a Redis restart).
+  # The probe runs its checks one after another, the graph's and the LLM's 5 s at most
+  # each, so the timeout is above 10 s. HTTP/1.1 with a Host header: Spin closes the
   # connection of a request without one (HTTP/1.0 too: hyper's "no 'Host' header present"),
   # which HAProxy's default check (HTTP/1.0, no Host) would read as every instance down.
   option httpchk
   http-check send meth GET uri /health/ready ver HTTP/1.1 hdr Host kg-agent
-  http-check expect status 200
-  timeout check 5s
+  http-check expect comment instance-not-ready rstring '"down":\[("(graph|llm)",?)*\]'
+  timeout check 12s
   default-server inter 1s fastinter 500ms downinter 1s fall 3 rise 2 on-marked-down shutdown-sessions
 EOF
     for i in $(seq 1 "$n"); do echo "  server s$i 127.0.0.1:$((base + i)) check"; done

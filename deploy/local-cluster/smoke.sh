@@ -3,7 +3,8 @@
 # HAProxy, Redis, Neo4j; deploy/local-cluster/cluster.sh), the load of locustfile.py for
 # KG_SMOKE_SECONDS (60) with one instance killed and restarted 20 s in, then check.py.
 # Exits non-zero on a loss (a turn, a payment, an approval), a double effect, a report or
-# status that lies, or a run that did nothing. Stops everything it started, however it ends.
+# status that lies, or a run that did nothing. Stops everything it started, however it ends
+# (KG_SMOKE_KEEP=1: a failed run leaves the cluster up to look into; cluster.sh down after).
 #
 #   deploy/local-cluster/smoke.sh
 #
@@ -32,7 +33,9 @@ if [ ! -x "$venv/bin/locust" ] || [ "$(cat "$venv/.requirements.sha256" 2>/dev/n
 fi
 
 "$here/cluster.sh" down >/dev/null 2>&1 || true
-trap '"$here/cluster.sh" down >&2 || true' EXIT
+# KG_SMOKE_KEEP=1: a failed run leaves the cluster up, to look into (cluster.sh down after).
+status=0
+trap 'if [ -n "${KG_SMOKE_KEEP:-}" ] && [ $status != 0 ]; then echo "smoke: cluster left up (KG_SMOKE_KEEP): $here/cluster.sh down" >&2; else "$here/cluster.sh" down >&2 || true; fi' EXIT
 "$here/cluster.sh" up 2
 rm -f "$KG_CLUSTER_DIR/journal.jsonl" "$KG_CLUSTER_DIR/faults.log"
 
