@@ -2,7 +2,11 @@
 conversations and the run's journal (locustfile.py) and checks that nothing was lost,
 doubled or misreported. Exits 1 on any violation, printing each.
 
-    python3 deploy/local-cluster/check.py [--journal FILE] [--fault-margin-s 15]
+    python3 deploy/local-cluster/check.py [--journal FILE] [--fault-margin-s 15] [--settle-s 10]
+
+It first waits for the graph to be quiet (no write for --settle-s seconds, 120 s at most):
+a batch whose client left runs on to its end, and a check that reads while a chunk commits
+sees half of it (each Cypher statement is read-committed).
 
 Checks:
  1. payments at most once: no order has two Payments; an order is `paid` exactly when it
@@ -32,6 +36,7 @@ import json
 import os
 import re
 import sys
+import time
 import urllib.request
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -87,11 +92,36 @@ def app_deadline(body):
     return deadline_code(body) is not None
 
 
+def settle(quiet_s, most_s=120.0):
+    """Waits until the graph's writes stop: the load's clients are gone, but a batch whose
+    client left runs on to its end on the instance. Each statement below is read-committed
+    (Neo4j): one that reads while a chunk commits sees part of it (an order's Payments
+    counted before the commit, its status read after: "paid with 0 Payments"). Quiet means
+    the action log, the Payments and the load accounts' balances unchanged for `quiet_s`."""
+    started = time.monotonic()
+    last, since = None, started
+    while True:
+        now = cypher("CALL () { MATCH (l:ActionLog) RETURN count(l) AS logs } "
+                     "CALL () { MATCH (p:Payment) RETURN count(p) AS payments } "
+                     "CALL () { MATCH (a:Account) WHERE a.id STARTS WITH 'ACC-LOAD-' RETURN sum(a.balance) AS money } "
+                     "RETURN logs, payments, money")[0]
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            print(f"check: the graph quiet for {quiet_s:g} s after {time.monotonic() - started:.1f} s")
+            return
+        if time.monotonic() - started > most_s:
+            raise SystemExit(f"check: the graph still written to after {most_s:g} s: {now}")
+        time.sleep(0.5)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--journal", default=os.path.join(DIR, "journal.jsonl"))
     parser.add_argument("--fault-margin-s", type=float, default=15.0)
+    parser.add_argument("--settle-s", type=float, default=10.0)
     args = parser.parse_args()
+    settle(args.settle_s)
     journal = [json.loads(line) for line in open(args.journal) if line.strip()]
     by_kind = collections.defaultdict(list)
     for j in journal:
