@@ -149,9 +149,8 @@ fn ready(state: &mut State) -> Option<Poll> {
 }
 
 async fn run_chunk(shared: Rc<Shared>, chunk: Chunk) -> Done {
-    if chunk.backoff {
-        // Exponential backoff with jitter, so retried chunks do not collide again at once
-        // (the batch says when a retry goes at once: `Chunk::backoff`).
+    if chunk.attempt > 0 {
+        // Exponential backoff with jitter, so retried chunks do not collide again at once.
         let base = 20u32 << chunk.attempt.min(6);
         let jitter = (wasi::random::random::get_random_u64() % u64::from(base)) as u32;
         sleep(base + jitter).await;

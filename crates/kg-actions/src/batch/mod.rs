@@ -96,12 +96,6 @@ pub struct Chunk {
     pub attempt: u32,
     /// The concurrency window's number for this attempt (see [`Window::send`]).
     pub sent: u64,
-    /// Wait out the driver's retry backoff before sending this attempt. A first retry of
-    /// a chunk the graph rolled back goes at once when nothing else of the batch is in
-    /// flight under an adaptive window: it cannot meet this batch's chunks again, the
-    /// window already backed off, and a sleep there would leave the whole batch idle
-    /// (on one account that idling, not the deadlocks, was most of the cost).
-    pub backoff: bool,
     /// How long the graph took to answer this attempt (ms, its backoff not counted), set
     /// by the driver: the window holds while round trips show chunks queueing.
     pub round_trip_ms: Option<u64>,
@@ -207,7 +201,6 @@ impl Batch {
                     .collect(),
                 attempt: 0,
                 sent: 0,
-                backoff: false,
                 round_trip_ms: None,
                 uncertain: None,
             })
@@ -271,9 +264,6 @@ impl Batch {
         let mut chunk = self.queue.pop_front()?;
         chunk.sent = self.window.send();
         chunk.round_trip_ms = None;
-        if chunk.attempt > 0 && self.in_flight > 0 {
-            chunk.backoff = true;
-        }
         self.in_flight += 1;
         Some(chunk)
     }
@@ -348,10 +338,8 @@ impl Batch {
         if retryable && chunk.attempt < budget {
             if self.stopped.is_none() {
                 // Retried first, before chunks that have not started.
-                let at_once = transient && chunk.attempt == 0 && self.window.is_adaptive();
                 self.queue.push_front(Chunk {
                     attempt: chunk.attempt + 1,
-                    backoff: !at_once,
                     ..chunk
                 });
                 return;

@@ -345,29 +345,34 @@ fn the_window_backs_off_on_deadlocks_and_grows_on_clean_chunks() {
     let start_all = |b: &mut Batch| std::iter::from_fn(|| b.start_next(0)).collect::<Vec<_>>();
     let first = start_all(&mut b);
     assert_eq!(first.len(), 2, "a modest start");
-    // Both deadlock (one contention event): one slot, the retry first.
     for c in first {
+        let result = answer(&c);
+        b.complete(c, result);
+    }
+    assert_eq!(b.window(), 3, "a window's worth of clean chunks adds one");
+    // The next round all deadlocks (one contention event): halved once, the retries first.
+    let round = start_all(&mut b);
+    assert_eq!(round.len(), 3);
+    for c in round {
         b.complete(c, Err(ChunkError::Transient("DeadlockDetected".into())));
     }
-    assert_eq!(b.window(), 1);
-    let retry = start_all(&mut b);
-    assert_eq!((retry.len(), retry[0].attempt), (1, 1));
-    assert!(
-        !retry[0].backoff,
-        "alone, the retry cannot meet this batch's chunks"
+    assert_eq!(b.window(), 2);
+    let retries = start_all(&mut b);
+    assert_eq!(
+        retries.iter().map(|c| c.attempt).collect::<Vec<_>>(),
+        [1, 1]
     );
-    b.complete(retry[0].clone(), answer(&retry[0]));
+    for c in retries {
+        let result = answer(&c);
+        b.complete(c, result);
+    }
     assert_eq!(
         b.window(),
-        1,
-        "the patience after a contention is two clean chunks"
+        2,
+        "after contention a step up takes four clean chunks"
     );
-    let retry = start_all(&mut b);
-    assert_eq!((retry.len(), retry[0].attempt), (1, 1));
-    b.complete(retry[0].clone(), answer(&retry[0]));
-    assert_eq!(b.window(), 2);
     // Clean chunks from here on: the window climbs to the ceiling, one per window's worth
-    // of them (2 + 3 + ... + 9 chunks).
+    // of them, or the patience's four up to where contention came.
     let mut widest = 0;
     while !b.is_finished() {
         let wave = start_all(&mut b);
@@ -388,42 +393,6 @@ fn the_window_backs_off_on_deadlocks_and_grows_on_clean_chunks() {
     }
     let retries = start_all(&mut b);
     assert_eq!((b.window(), retries.len()), (10, 10));
-    assert!(
-        retries.iter().all(|c| c.backoff),
-        "fixed: every retry backs off"
-    );
-}
-
-#[test]
-fn a_retry_backs_off_unless_it_is_a_rolled_back_chunk_going_alone() {
-    let options = BatchOptions {
-        chunk_size: 1,
-        max_concurrent: 4,
-        ..Default::default()
-    };
-    let mut b = Batch::new("T", "a", &ids(3), "L", options);
-    let (first, second) = (b.start_next(0).unwrap(), b.start_next(0).unwrap());
-    assert!(
-        !first.backoff && !second.backoff,
-        "first attempts go at once"
-    );
-    // Rolled back while the other chunk is still in flight: its retry waits for the slot
-    // (the window is 1 now), then goes at once.
-    b.complete(first, Err(ChunkError::Transient("DeadlockDetected".into())));
-    assert!(b.start_next(0).is_none());
-    b.complete(second.clone(), Ok(vec![ok(&second.items[0].0)]));
-    let retry = b.start_next(0).unwrap();
-    assert_eq!((retry.attempt, retry.backoff), (1, false));
-    // Rolled back again, alone: the graph's contention is not this batch's, so back off.
-    b.complete(retry, Err(ChunkError::Transient("DeadlockDetected".into())));
-    let retry = b.start_next(0).unwrap();
-    assert_eq!((retry.attempt, retry.backoff), (2, true));
-    // A chunk without an answer backs off even alone (the graph may be struggling).
-    b.complete(retry.clone(), Ok(vec![ok(&retry.items[0].0)]));
-    let next = b.start_next(0).unwrap();
-    b.complete(next, Err(uncertain(0)));
-    let retry = b.start_next(0).unwrap();
-    assert_eq!((retry.attempt, retry.backoff), (1, true));
 }
 
 #[test]

@@ -1,40 +1,49 @@
 //! How many chunks a batch keeps in flight: `max_concurrent` is the ceiling, and under it
 //! the window adapts to what the graph answers (additive increase, multiplicative
-//! decrease, as TCP's congestion control).
+//! decrease, as TCP's congestion control, with TCP Vegas' queue estimate).
 //!
 //! Why: on Neo4j, chunks that link to one shared node (1,000 payments from one account)
 //! deadlock on that node's relationship-group locks, which the statements' own lock order
 //! cannot cover. Ten such chunks in flight spent their time in deadlock retries and ran
-//! five times slower than two (docs/performance.md), while chunks over disjoint nodes gain
-//! from more in flight. The graph tells the two apart: a rollback (`DeadlockDetected`, a
-//! transient error) or an attempt it did not answer in time means too much in flight.
+//! three to five times slower than two (docs/performance.md), while chunks over disjoint
+//! nodes gain from more in flight. The graph tells the two apart: a rollback
+//! (`DeadlockDetected`, a transient error) or an attempt it did not answer in time means
+//! too much in flight, and round trips that lengthen as the window grows mean chunks
+//! queue (on a lock, or for the graph's cores) without gaining anything.
 //!
-//! - It starts at [`INITIAL_WINDOW`] and, until the first contention, grows by one per
-//!   clean chunk (doubling per round trip: 2, 4, 8, the ceiling).
-//! - It does not grow while the chunks' round trips say they queue: when a chunk took
-//!   longer than the fastest one so far by as much as one more chunk ahead of it would
-//!   cost (`window × (rtt − fastest) ≥ rtt`, TCP Vegas' estimate of what waits in the
-//!   queue). Chunks waiting on one account's lock, or on a graph whose cores are all
-//!   busy, gain nothing from more in flight: on the 2-core benchmark host ten disjoint
-//!   chunks in flight were slower than four.
-//! - On contention it halves (rounding up, at least 1), and from then on grows by one per
-//!   window's worth of clean chunks, or per `patience` clean chunks when that is more.
-//! - Patience doubles with every contention (up to [`MAX_PATIENCE`]) and is back to 1 once
-//!   the window grows past where the last contention came: on one account, even two chunks
-//!   in flight deadlocked every other chunk on Neo4j, so probing two again after each
-//!   clean chunk kept the batch in deadlocks; with patience the probes thin out
-//!   (after 2, 4, 8… clean chunks) while a one-off contention costs little.
+//! - It starts at [`INITIAL_WINDOW`] and steps up by one after a window's worth of clean
+//!   chunks in a row that did not queue, never above the ceiling. A chunk queued when it
+//!   took longer than the fastest one so far by as much as one more chunk ahead of it
+//!   would cost (`window × (rtt − fastest) ≥ rtt`); it starts the count again. (A slow
+//!   start, doubling per round, reached ten on the 2-core benchmark host where disjoint
+//!   chunks ran no faster than at two to four, and walked one account's first chunks into
+//!   deadlocks.)
+//! - On contention it halves (rounding up), never below [`MIN_WINDOW`].
+//! - After contention, a step up needs `patience` clean chunks when that is more than the
+//!   window: 4 after one contention, 16 after two, then [`MAX_PATIENCE`]; it is spent once
+//!   the window grows past where the last contention came. On one account three chunks
+//!   in flight deadlocked nearly every time, and each probe costs a rollback and a retry,
+//!   so the probes thin out while a one-off contention costs little.
 //! - A burst of failures from one round counts once: only a chunk sent after the last
 //!   decrease can decrease the window again (or grow it), so the chunks that were already
-//!   in flight, and met the same contention, do not collapse it to 1.
+//!   in flight, and met the same contention, do not collapse it.
 
 /// The window a batch starts with (or the ceiling, when lower): two chunks in flight
-/// were the fastest fixed setting for one account's payments on Neo4j, and the slow
-/// start reaches ten for disjoint chunks after three rounds.
+/// were the fastest fixed setting, or close to it, for one account's payments and for
+/// disjoint ones on the benchmark host (docs/performance.md).
 pub const INITIAL_WINDOW: u32 = 2;
 
+/// Contention does not cut the window below this (or the ceiling, when lower). Two in
+/// flight hide one chunk's round trip behind the other's work, and a deadlock between two
+/// leaves one to go on, so the batch always progresses. On one account two also deadlock
+/// now and then, yet fixed at two the batch was faster than at one in ten benchmark runs
+/// of fifteen: the rollback and the retry's backoff overlap the other chunk's work, while
+/// one in flight leaves the graph idle between chunks. A caller who wants one chunk at a
+/// time sets `max_concurrent` to 1.
+pub const MIN_WINDOW: u32 = 2;
+
 /// At most this many clean chunks per step up after contention: a batch that keeps
-/// deadlocking at two in flight tries two again about once every 32 chunks.
+/// deadlocking at three in flight tries three again about once every 32 chunks.
 pub const MAX_PATIENCE: u32 = 32;
 
 /// Whether the window adapts (the default) or stays at the ceiling (an operator's choice,
@@ -62,11 +71,9 @@ pub struct Window {
     ceiling: u32,
     concurrency: Concurrency,
     limit: u32,
-    /// Below it the window grows by one per clean chunk, from it by one per window.
-    threshold: u32,
-    /// Clean chunks since the window last grew in the additive phase.
+    /// Clean chunks in a row, none queued, since the window last moved.
     clean: u32,
-    /// Clean chunks needed per step up in the additive phase, at least the window.
+    /// Clean chunks a step up needs after contention, when more than the window.
     patience: u32,
     /// The window when contention last cut it.
     cut_at: u32,
@@ -89,7 +96,6 @@ impl Window {
             ceiling,
             concurrency,
             limit,
-            threshold: ceiling,
             clean: 0,
             patience: 1,
             cut_at: 0,
@@ -102,10 +108,6 @@ impl Window {
     /// How many chunks may be in flight now.
     pub fn limit(&self) -> u32 {
         self.limit
-    }
-
-    pub fn is_adaptive(&self) -> bool {
-        self.concurrency == Concurrency::Adaptive
     }
 
     /// Numbers a chunk being sent; pass the number back to [`Window::observe`].
@@ -139,9 +141,9 @@ impl Window {
         }
         match signal {
             Signal::Neutral => {}
-            // Queued: hold here, and leave the slow start (the next growth is additive).
-            Signal::Clean if queued => self.threshold = self.threshold.min(self.limit),
-            Signal::Clean if self.limit < self.threshold => self.grow(),
+            // Queued: hold here and count afresh, so the window steps up only after a run
+            // of chunks that did not queue.
+            Signal::Clean if queued => self.clean = 0,
             Signal::Clean => {
                 self.clean += 1;
                 if self.clean >= self.limit.max(self.patience) {
@@ -150,10 +152,9 @@ impl Window {
             }
             Signal::Contention => {
                 self.cut_at = self.limit;
-                self.limit = self.limit.div_ceil(2);
-                self.threshold = self.limit;
+                self.limit = self.limit.div_ceil(2).max(MIN_WINDOW.min(self.ceiling));
                 self.clean = 0;
-                self.patience = (self.patience * 2).min(MAX_PATIENCE);
+                self.patience = (self.patience * 4).min(MAX_PATIENCE);
                 self.fresh_from = self.next_seq;
             }
         }
@@ -178,56 +179,7 @@ mod tests {
         (0..n).map(|_| w.send()).collect()
     }
 
-    #[test]
-    fn starts_small_and_doubles_per_clean_round_up_to_the_ceiling() {
-        let mut w = Window::new(10, Concurrency::Adaptive);
-        let mut seen = vec![w.limit()];
-        while w.limit() < 10 {
-            let n = w.limit() as usize;
-            for seq in send(&mut w, n) {
-                w.observe(seq, Signal::Clean);
-            }
-            seen.push(w.limit());
-        }
-        assert_eq!(seen, vec![2, 4, 8, 10]);
-        let seq = w.send();
-        w.observe(seq, Signal::Clean);
-        assert_eq!(w.limit(), 10, "never above the ceiling");
-        assert_eq!(Window::new(1, Concurrency::Adaptive).limit(), 1);
-        assert_eq!(Window::new(0, Concurrency::Adaptive).limit(), 1);
-    }
-
-    #[test]
-    fn halves_once_per_round_of_contention_then_grows_by_one_per_window() {
-        let mut w = Window::new(10, Concurrency::Adaptive);
-        for seq in send(&mut w, 6) {
-            w.observe(seq, Signal::Clean);
-        }
-        assert_eq!(w.limit(), 8);
-        let round = send(&mut w, 8);
-        // Every chunk of the round deadlocked: one decrease, not eight.
-        for &seq in &round {
-            w.observe(seq, Signal::Contention);
-        }
-        assert_eq!(w.limit(), 4);
-        // Additive from here: four clean chunks sent after the decrease add one (the
-        // patience, 2, is less than the window).
-        for seq in send(&mut w, 3) {
-            w.observe(seq, Signal::Clean);
-        }
-        assert_eq!(w.limit(), 4);
-        let seq = w.send();
-        w.observe(seq, Signal::Clean);
-        assert_eq!(w.limit(), 5);
-        // Fresh contention halves again (rounding up), down to one and no lower.
-        for expected in [3, 2, 1, 1] {
-            let seq = w.send();
-            w.observe(seq, Signal::Contention);
-            assert_eq!(w.limit(), expected);
-        }
-    }
-
-    /// Clean chunks it takes to step up from the current window.
+    /// Clean chunks (untimed) it takes to step up from the current window.
     fn clean_until_growth(w: &mut Window) -> u32 {
         let from = w.limit();
         let mut n = 0;
@@ -240,43 +192,95 @@ mod tests {
     }
 
     #[test]
-    fn contention_at_the_same_window_again_and_again_thins_out_the_probes() {
-        // One account: two in flight deadlock every time, one never does.
+    fn starts_at_two_and_steps_up_one_per_window_of_clean_chunks_to_the_ceiling() {
         let mut w = Window::new(10, Concurrency::Adaptive);
-        let mut waits = Vec::new();
-        for _ in 0..7 {
+        assert_eq!(w.limit(), 2);
+        let steps: Vec<u32> = (2..10).map(|_| clean_until_growth(&mut w)).collect();
+        assert_eq!(steps, vec![2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(w.limit(), 10);
+        for _ in 0..20 {
             let seq = w.send();
-            w.observe(seq, Signal::Contention);
-            assert_eq!(w.limit(), 1);
-            waits.push(clean_until_growth(&mut w));
-            assert_eq!(w.limit(), 2);
+            w.observe(seq, Signal::Clean);
         }
-        assert_eq!(waits, vec![2, 4, 8, 16, 32, 32, 32]);
-        // Once two holds for a window's worth and the window grows past it, patience is
-        // spent: the next step up takes one window of clean chunks.
-        assert_eq!(
-            clean_until_growth(&mut w),
-            32,
-            "patience still applies at 2"
-        );
-        assert_eq!(w.limit(), 3);
-        assert_eq!(clean_until_growth(&mut w), 3);
+        assert_eq!(w.limit(), 10, "never above the ceiling");
+        assert_eq!(Window::new(1, Concurrency::Adaptive).limit(), 1);
+        assert_eq!(Window::new(0, Concurrency::Adaptive).limit(), 1);
     }
 
     #[test]
-    fn stale_successes_do_not_grow_a_window_just_cut() {
+    fn halves_once_per_round_of_contention_down_to_two() {
         let mut w = Window::new(10, Concurrency::Adaptive);
-        let round = send(&mut w, 2);
+        while w.limit() < 8 {
+            clean_until_growth(&mut w);
+        }
+        let round = send(&mut w, 8);
+        // Every chunk of the round deadlocked: one decrease, not eight.
+        for &seq in &round {
+            w.observe(seq, Signal::Contention);
+        }
+        assert_eq!(w.limit(), 4);
+        // Below where contention came, a step up takes the patience (4) or the window,
+        // whichever is more.
+        assert_eq!(clean_until_growth(&mut w), 4);
+        assert_eq!(w.limit(), 5);
+        // Fresh contention halves again (rounding up), down to two and no lower.
+        for expected in [3, 2, 2, 2] {
+            let seq = w.send();
+            w.observe(seq, Signal::Contention);
+            assert_eq!(w.limit(), expected);
+        }
+        // A ceiling of one stays one.
+        let mut one = Window::new(1, Concurrency::Adaptive);
+        let seq = one.send();
+        one.observe(seq, Signal::Contention);
+        assert_eq!(one.limit(), 1);
+    }
+
+    #[test]
+    fn contention_at_the_same_window_again_and_again_thins_out_the_probes() {
+        // One account: three in flight deadlock every time, two hold.
+        let mut w = Window::new(10, Concurrency::Adaptive);
+        assert_eq!(clean_until_growth(&mut w), 2);
+        let mut waits = Vec::new();
+        for _ in 0..5 {
+            assert_eq!(w.limit(), 3);
+            let seq = w.send();
+            w.observe(seq, Signal::Contention);
+            assert_eq!(w.limit(), 2);
+            waits.push(clean_until_growth(&mut w));
+        }
+        assert_eq!(waits, vec![4, 16, 32, 32, 32]);
+        // Once three holds for as long and the window grows past it, patience is spent:
+        // the next step up takes one window of clean chunks.
+        assert_eq!(
+            clean_until_growth(&mut w),
+            32,
+            "patience still applies at 3"
+        );
+        assert_eq!(w.limit(), 4);
+        assert_eq!(clean_until_growth(&mut w), 4);
+    }
+
+    #[test]
+    fn stale_outcomes_do_not_move_a_window_just_cut() {
+        let mut w = Window::new(10, Concurrency::Adaptive);
+        while w.limit() < 4 {
+            clean_until_growth(&mut w);
+        }
+        let round = send(&mut w, 4);
         w.observe(round[0], Signal::Contention);
-        assert_eq!(w.limit(), 1);
-        // The other chunk of that round was sent before the cut: no news.
-        w.observe(round[1], Signal::Clean);
-        assert_eq!(w.limit(), 1);
-        // Fresh ones do: two of them (the patience after one contention).
-        for seq in send(&mut w, 2) {
+        assert_eq!(w.limit(), 2);
+        // The other chunks of that round were sent before the cut: no news, good or bad.
+        w.observe(round[1], Signal::Contention);
+        for &seq in &round[2..] {
             w.observe(seq, Signal::Clean);
         }
         assert_eq!(w.limit(), 2);
+        // Fresh ones are: four of them step up (the patience after one contention).
+        for seq in send(&mut w, 4) {
+            w.observe(seq, Signal::Clean);
+        }
+        assert_eq!(w.limit(), 3);
     }
 
     #[test]
@@ -296,38 +300,37 @@ mod tests {
 
     #[test]
     fn round_trips_that_show_queueing_hold_the_window() {
+        let timed = |w: &mut Window, rtts: &[u64]| {
+            for &rtt in rtts {
+                let seq = w.send();
+                w.observe_timed(seq, Signal::Clean, Some(rtt));
+            }
+        };
         let mut w = Window::new(10, Concurrency::Adaptive);
-        // Two chunks of 40 ms: nothing queues, slow start.
-        for seq in send(&mut w, 2) {
-            w.observe_timed(seq, Signal::Clean, Some(40));
-        }
+        // At two: 30 ms, then 60 ms (2 × 30 ≥ 60: about one chunk waited ahead of it,
+        // as behind the other's lock on one account): the count starts again.
+        timed(&mut w, &[30, 60, 30]);
+        assert_eq!(w.limit(), 2);
+        timed(&mut w, &[35]);
+        assert_eq!(w.limit(), 3, "two in a row that did not queue (2 × 5 < 35)");
+        // At three, 45 ms queued (3 × 15 ≥ 45); 40 ms did not (3 × 10 < 40).
+        timed(&mut w, &[40, 40, 45, 40, 40]);
+        assert_eq!(w.limit(), 3);
+        timed(&mut w, &[40]);
         assert_eq!(w.limit(), 4);
-        // At four, chunks take 60 ms: 4 × 20 ≥ 60, about one chunk waits: hold.
-        for seq in send(&mut w, 4) {
-            w.observe_timed(seq, Signal::Clean, Some(60));
-        }
-        assert_eq!(w.limit(), 4);
-        // Back to 45 ms (4 × 5 < 45): growth again, additive now (the slow start ended).
-        for seq in send(&mut w, 3) {
-            w.observe_timed(seq, Signal::Clean, Some(45));
-        }
-        assert_eq!(w.limit(), 4);
-        let seq = w.send();
-        w.observe_timed(seq, Signal::Clean, Some(45));
-        assert_eq!(w.limit(), 5);
         // A faster chunk lowers the yardstick; a rolled-back one's time is not used.
         let seq = w.send();
         w.observe_timed(seq, Signal::Contention, Some(1));
-        assert_eq!(w.fastest_ms, Some(40));
-        let seq = w.send();
-        w.observe_timed(seq, Signal::Clean, Some(30));
         assert_eq!(w.fastest_ms, Some(30));
+        timed(&mut w, &[20]);
+        assert_eq!(w.fastest_ms, Some(20));
     }
 
     proptest! {
-        /// Whatever the signals and whenever they arrive: the window stays within
-        /// 1..=ceiling; fresh contention never leaves it larger; a fresh clean chunk never
-        /// leaves it smaller; and a run of fresh clean chunks brings it to the ceiling.
+        /// Whatever the signals, round trips and order of answers: the window stays within
+        /// 1..=ceiling; fresh contention halves it (rounding up, not below two unless the
+        /// ceiling is one); a clean chunk never shrinks it; stale and neutral outcomes
+        /// leave it; and a run of clean chunks that do not queue brings it to the ceiling.
         #[test]
         fn stays_within_bounds_and_moves_the_right_way(
             ceiling in 1u32..65,
@@ -351,15 +354,16 @@ mod tests {
                 prop_assert!((1..=ceiling).contains(&w.limit()));
                 match signal {
                     Signal::Contention if fresh => {
-                        prop_assert_eq!(w.limit(), before.div_ceil(2));
+                        let floor = MIN_WINDOW.min(ceiling);
+                        prop_assert_eq!(w.limit(), before.div_ceil(2).max(floor));
                     }
                     Signal::Clean => prop_assert!(w.limit() >= before),
                     _ => prop_assert_eq!(w.limit(), before),
                 }
             }
-            // Recovery: clean answers only, the window back at the ceiling within
-            // ceiling × (ceiling + MAX_PATIENCE) chunks (a step up per window's worth of
-            // them, or per MAX_PATIENCE, at worst).
+            // Recovery: clean answers as fast as the fastest, the window back at the
+            // ceiling within ceiling × (ceiling + MAX_PATIENCE) chunks (a step up per
+            // window's worth of them, or per MAX_PATIENCE, at worst).
             for _ in 0..ceiling * (ceiling + MAX_PATIENCE) {
                 let seq = w.send();
                 w.observe_timed(seq, Signal::Clean, w.fastest_ms);
