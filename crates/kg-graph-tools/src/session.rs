@@ -193,6 +193,12 @@ impl<'a, T: Transport> Graph<'a, T> {
         self.session.view()
     }
 
+    /// Every label the graph has, hidden ones included: for statements that must leave
+    /// hidden labels out by name, never for answers.
+    pub fn labels_in_graph(&self) -> Result<Vec<String>, Neo4jError> {
+        self.names(&self.session.labels, LABELS, &[])
+    }
+
     /// Every label, relationship type and property key the graph has, hidden ones
     /// included: for the status check that compares the declared profile with the graph,
     /// never for answers.

@@ -6,7 +6,6 @@ use crate::cypher::quote_name;
 use crate::graph_error::graph_error;
 use crate::schema::{require_label_unless_found, require_odd_label_first};
 use crate::session::Graph;
-use kg_graph_profile::View;
 use kg_wit::types::Error;
 use neo4j_client::{AccessMode, Transport, Value};
 use serde_json::{Map, Value as Json, json};
@@ -50,7 +49,19 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
         }
     };
     let view = client.view();
-    let (statement, params) = counts_and_samples(&labels, label.is_none(), sample_size, &view);
+    // The hidden labels the graph has (a label it lacks needs no leaving out, and naming
+    // one would make Neo4j warn): read with the label list, once per request.
+    let hidden: Vec<String> = if view.hidden_labels.is_empty() {
+        Vec::new()
+    } else {
+        client
+            .labels_in_graph()
+            .map_err(graph_error)?
+            .into_iter()
+            .filter(|l| !view.label_visible(l))
+            .collect()
+    };
+    let (statement, params) = counts_and_samples(&labels, label.is_none(), sample_size, &hidden);
     let rows = client
         .run(&statement, params, AccessMode::Read)
         .map_err(graph_error)?
@@ -115,52 +126,68 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
 /// counting every node (label `null`). Rows: `label, count, samples`. A label with no
 /// node answers no row when samples are asked for (the subquery has none to join).
 ///
-/// Nodes of a label the audience may not see are neither counted nor sampled, not even
-/// under another label they carry (those counts then scan the label: the count store
-/// cannot leave them out).
+/// Nodes of a label the audience may not see (`hidden`: those the graph has) are neither
+/// counted nor sampled, not even under another label they carry. A count stays the count
+/// store's, less the hidden nodes counted by scanning the hidden labels
+/// (`MATCH (h:H1|H2) WHERE h:Label`: the planner scans whichever label is smaller), so a
+/// policy does not turn a label's count into a scan of the label.
 fn counts_and_samples(
     labels: &[String],
     with_total: bool,
     sample_size: i64,
-    view: &View,
+    hidden: &[String],
 ) -> (String, Map<String, Json>) {
-    let unseen = |var: &str| {
-        view.label_exclusion(var)
-            .map(|e| format!(" WHERE {e}"))
-            .unwrap_or_default()
-    };
-    let (unseen_n, unseen_s) = (unseen("n"), unseen("s"));
     let mut params = Map::new();
     params.insert("limit".into(), json!(sample_size));
-    if !view.hidden_labels.is_empty() {
+    let (unseen_s, less_hidden) = if hidden.is_empty() {
+        (String::new(), None)
+    } else {
         params.insert(
             kg_graph_profile::policy::HIDDEN_LABELS_PARAMETER.into(),
-            view.hidden_labels_parameter(),
+            json!(hidden),
         );
-    }
+        let union = hidden
+            .iter()
+            .map(|l| quote_name(l))
+            .collect::<Vec<_>>()
+            .join("|");
+        (
+            format!(
+                " WHERE none(l IN labels(s) WHERE l IN ${})",
+                kg_graph_profile::policy::HIDDEN_LABELS_PARAMETER
+            ),
+            Some(union),
+        )
+    };
+    // `count` of the label (the count store's), less its nodes that carry a hidden label.
+    let counted = |pattern: &str, also: &str| match &less_hidden {
+        None => format!("MATCH {pattern} WITH count(n) AS count "),
+        Some(union) => format!(
+            "MATCH {pattern} WITH count(n) AS all \
+             CALL () {{ MATCH (h:{union}){also} RETURN count(h) AS hidden }} \
+             WITH all - hidden AS count "
+        ),
+    };
     let mut parts: Vec<String> = labels
         .iter()
         .enumerate()
         .map(|(i, label)| {
             params.insert(format!("l{i}"), json!(label));
             let label = quote_name(label);
+            let count = counted(&format!("(n:{label})"), &format!(" WHERE h:{label}"));
             if sample_size > 0 {
                 format!(
-                    "MATCH (n:{label}){unseen_n} WITH count(n) AS count \
-                     CALL () {{ MATCH (s:{label}){unseen_s} RETURN s LIMIT $limit }} \
+                    "{count}CALL () {{ MATCH (s:{label}){unseen_s} RETURN s LIMIT $limit }} \
                      RETURN $l{i} AS label, count, collect(s) AS samples"
                 )
             } else {
-                format!(
-                    "MATCH (n:{label}){unseen_n} WITH count(n) AS count RETURN $l{i} AS label, count, [] AS samples"
-                )
+                format!("{count}RETURN $l{i} AS label, count, [] AS samples")
             }
         })
         .collect();
     if with_total {
-        parts.push(format!(
-            "MATCH (n){unseen_n} WITH count(n) AS count RETURN null AS label, count, [] AS samples"
-        ));
+        let count = counted("(n)", "");
+        parts.push(format!("{count}RETURN null AS label, count, [] AS samples"));
     }
     (parts.join(" UNION ALL "), params)
 }
