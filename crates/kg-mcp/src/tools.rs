@@ -302,7 +302,7 @@ fn fixed_definition(name: &str) -> Value {
                     "actor": string("Optional: must equal the caller's own subject when given."),
                     "options": {
                         "type": "object",
-                        "description": "Batch tuning: max_concurrent, chunk_size, chunk_timeout_ms, max_retries.",
+                        "description": "Batch tuning: max_concurrent (the most chunks in flight; fewer while the graph shows contention), chunk_size, chunk_timeout_ms, max_retries.",
                         "properties": {
                             "max_concurrent": { "type": "integer", "minimum": 1 },
                             "chunk_size": { "type": "integer", "minimum": 1 },
