@@ -17,8 +17,13 @@
 //! Each run pays fresh orders created for it. Prints the medians, the ratios and the
 //! targets of issue #18 (1,000 payments ≤ 1 s, ≥ 10× faster than per order, ≤ 2× the
 //! database's floor: the equal-work one; the ratio to the bare one is printed too).
+//! Then chunks in flight (issue #49): 1,000 payments from one account and 1,000 over
+//! disjoint orders, accounts and suppliers, the default (adaptive) window against fixed
+//! 1, 2, 4 and 10 in flight (a second instance with `action_concurrency=fixed`); target:
+//! the default within 1.5× of the best fixed setting for both.
 //! Run: `cargo bench -p kg-e2e --bench action_batch` (after scripts/setup.sh);
-//! `KG_BENCH_SHORT=1` runs fewer, smaller rounds (CI: catches crashes, prints numbers).
+//! `KG_BENCH_SHORT=1` runs fewer, smaller rounds (CI: catches crashes, prints numbers);
+//! `KG_BENCH_ONLY=concurrency` runs the chunks-in-flight comparison alone.
 //! With `DEVHOST_SERVER_TIMING=on` devhost times each request (devtools/devhost/src/
 //! timing.rs) and the chunked request is broken down too: the time inside the components,
 //! the graph round trips (summed over the chunks in flight, so more than the wall time),
@@ -74,6 +79,9 @@ async fn main() -> anyhow::Result<()> {
     } else {
         &[(20, 21), (1_000, 5)]
     };
+    if std::env::var("KG_BENCH_ONLY").is_ok_and(|v| v == "concurrency") {
+        return concurrency_policies(&stack, 1_000, if short { 3 } else { 7 }).await;
+    }
     for &(orders, runs) in rounds {
         let payable = orders / 5 * PAYABLE_PER_FIVE;
         let mut floor = Vec::new();
@@ -134,6 +142,7 @@ async fn main() -> anyhow::Result<()> {
         }
         if orders == 1_000 {
             chunk_policies(&stack, orders, payable, runs).await?;
+            concurrency_policies(&stack, orders, runs.max(3)).await?;
         }
     }
     Ok(())
@@ -165,6 +174,109 @@ async fn chunk_policies(
         println!("    {chunk_size:>4} x {max_concurrent:>2}: {t:>9.1} ms");
     }
     Ok(())
+}
+
+/// The chunks-in-flight settings compared: the default window, then fixed ones.
+const IN_FLIGHT: [Option<u32>; 5] = [None, Some(1), Some(2), Some(4), Some(10)];
+
+/// The default (adaptive) window against fixed numbers of chunks in flight (chunks of 50),
+/// on a batch whose payments all come from one account and supplier (their chunks contend
+/// for those nodes' locks: on Neo4j they deadlock) and on one over disjoint nodes (nothing
+/// to contend for, so more in flight can only help). Fixed settings run on a second
+/// instance with `action_concurrency=fixed`; runs interleave the settings, each starting
+/// at another one, so a drift in the graph's speed (it grows with every run) and the wake
+/// of the setting before touch them alike.
+async fn concurrency_policies(stack: &Stack, orders: usize, runs: usize) -> anyhow::Result<()> {
+    let mut variables = stack.graph.variables();
+    variables.push(("approval_batch_threshold", "1000000".to_string()));
+    variables.push(("action_concurrency", "fixed".to_string()));
+    let fixed = kg_e2e::AppHost::start(
+        &kg_e2e::app_manifest(),
+        &stack.dir.path().join("kv-fixed.db"),
+        &variables,
+    )
+    .await?;
+    let payable = orders / 5 * PAYABLE_PER_FIVE;
+    // One untimed batch on each instance first: a fresh instance's first request pays for
+    // compiling its components, which would count against whichever setting ran first.
+    for (host, name) in [(&stack.host.url, "WARM-D"), (&fixed.url, "WARM-F")] {
+        let ids = create_orders(stack, name, 100).await?;
+        pay_on(host, stack, &ids, 100 / 5 * PAYABLE_PER_FIVE, None).await?;
+    }
+    let g = stack.graph.kind.name();
+    println!(
+        "  chunks in flight, {orders} payments in chunks of 50, one request, on {g} (median of {runs}):"
+    );
+    println!(
+        "    {:<22}{:>10}{:>8}{:>8}{:>8}{:>8}",
+        "", "default", "1", "2", "4", "10"
+    );
+    for shared in [true, false] {
+        let mut times = vec![Vec::new(); IN_FLIGHT.len()];
+        for run in 0..runs {
+            // Each run starts at another setting: a batch that follows the deadlock storm
+            // of ten in flight on one account found the graph slower (still settling it).
+            for k in 0..IN_FLIGHT.len() {
+                let i = (k + run) % IN_FLIGHT.len();
+                let in_flight = IN_FLIGHT[i];
+                let shape = if shared { "S" } else { "X" };
+                let tag = in_flight.map_or("d".to_string(), |n| n.to_string());
+                let name = format!("W{shape}{tag}-{orders}-{run}");
+                let ids = if shared {
+                    create_orders(stack, &name, orders).await?
+                } else {
+                    create_disjoint_orders(stack, &format!("BENCH-{name}"), orders).await?
+                };
+                let took = match in_flight {
+                    None => pay_in_one_request(stack, &ids, payable, None).await?.0,
+                    Some(n) => {
+                        let options = json!({"max_concurrent": n});
+                        pay_on(&fixed.url, stack, &ids, payable, Some(options))
+                            .await?
+                            .0
+                    }
+                };
+                times[i].push(took);
+            }
+        }
+        let medians: Vec<f64> = times.iter_mut().map(|t| ms(median(t))).collect();
+        let best = medians[1..].iter().copied().fold(f64::INFINITY, f64::min);
+        let label = if shared {
+            "one account, supplier"
+        } else {
+            "disjoint nodes"
+        };
+        println!(
+            "    {label:<22}{:>8.0}ms{:>6.0}ms{:>6.0}ms{:>6.0}ms{:>6.0}ms | default / best fixed: {:.2}x (target <= 1.5x)",
+            medians[0],
+            medians[1],
+            medians[2],
+            medians[3],
+            medians[4],
+            medians[0] / best
+        );
+    }
+    Ok(())
+}
+
+/// `n` orders as [`create_orders`] makes them, but each charged to an account of its own
+/// and placed with a supplier of its own: no two payments touch the same node.
+async fn create_disjoint_orders(
+    stack: &Stack,
+    prefix: &str,
+    n: usize,
+) -> anyhow::Result<Vec<String>> {
+    stack
+        .graph
+        .write(&format!(
+            "UNWIND range(1, {n}) AS i \
+             CREATE (s:Supplier {{id: '{prefix}-S' + toString(i), name: '{prefix} supplier ' + toString(i), blocked: false}}) \
+             CREATE (a:Account {{id: '{prefix}-A' + toString(i), name: '{prefix} account ' + toString(i), balance: 1000.0, currency: 'EUR'}}) \
+             CREATE (o:PurchaseOrder {{id: '{prefix}-' + toString(i), status: CASE WHEN i % 5 < {PAYABLE_PER_FIVE} THEN 'approved' ELSE 'draft' END, amount: 10.0, currency: 'EUR'}}) \
+             CREATE (o)-[:PLACED_WITH]->(s) CREATE (o)-[:CHARGED_TO]->(a)"
+        ))
+        .await?;
+    Ok((1..=n).map(|i| format!("{prefix}-{i}")).collect())
 }
 
 /// `n` approved orders, then 40 % of them put back to draft (they fail `is_approved`).
@@ -294,9 +406,21 @@ async fn pay_in_one_request(
     payable: usize,
     options: Option<Value>,
 ) -> anyhow::Result<(Duration, Option<Timing>)> {
+    pay_on(&stack.host.url, stack, ids, payable, options).await
+}
+
+/// [`pay_in_one_request`] on the instance at `host_url` (beside `stack`, on its graph).
+async fn pay_on(
+    host_url: &str,
+    stack: &Stack,
+    ids: &[String],
+    payable: usize,
+    options: Option<Value>,
+) -> anyhow::Result<(Duration, Option<Timing>)> {
     let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
+    let url = format!("{host_url}/actions/PurchaseOrder/makePayment/execute");
     let start = Instant::now();
-    let (r, header) = pay_timed(&client, &url(stack), ids, options.as_ref()).await?;
+    let (r, header) = pay_timed(&client, &url, ids, options.as_ref()).await?;
     let elapsed = start.elapsed();
     anyhow::ensure!(
         r["succeeded"].as_u64() == Some(payable as u64),
