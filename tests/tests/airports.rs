@@ -186,7 +186,7 @@ async fn the_tools_are_listed_and_set_up_makes_the_search_index_from_the_profile
     assert_eq!(profile["ok"], true, "{profile}");
     assert_eq!(
         profile["detail"],
-        "4 labels declared, from /catalog/graph-profile.toml; visibility policy: none (everything visible)"
+        "4 labels declared, from /catalog/graph-profile.toml"
     );
 
     let (status, setup) = host.send("POST", "/actions/setup", "{}").await.unwrap();

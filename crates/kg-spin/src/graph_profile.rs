@@ -80,15 +80,16 @@ pub fn check(
             .map(|m| m.len())
             .sum::<usize>();
     let mut detail = format!(
-        "{} labels declared, from {}; visibility policy: {}",
+        "{} labels declared, from {}",
         loaded.declared.labels.len(),
-        loaded.source,
-        if rules == 0 {
-            "none (everything visible)".to_string()
-        } else {
-            format!("{rules} rules (GET /graph/policy)")
-        }
+        loaded.source
     );
+    // Said only when there is one: without a policy the check reads as it always did.
+    if rules > 0 {
+        detail.push_str(&format!(
+            "; visibility policy: {rules} rules (GET /graph/policy)"
+        ));
+    }
     for e in &errors {
         detail.push_str(&format!("; error: {e}"));
     }
