@@ -200,6 +200,22 @@ async fn tool_as(host: &AppHost, key: &str, name: &str, arguments: &Value) -> (u
     .unwrap()
 }
 
+/// A scripted model's replies calling `attempts`, eight calls a step, so that a turn stays
+/// within its ten steps.
+fn tool_steps(attempts: &[(&str, Value)]) -> Vec<Reply> {
+    attempts
+        .chunks(8)
+        .map(|calls| {
+            Reply::Tools(
+                calls
+                    .iter()
+                    .map(|(name, arguments)| (name.to_string(), arguments.clone()))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
 fn cypher(query: &str) -> Value {
     json!({"query": query, "parameters": {"k": "salary"}})
 }
@@ -650,18 +666,7 @@ async fn the_model_is_never_sent_what_it_may_not_see() {
                     .map(|q| ("run_read_cypher", json!({"query": q}))),
             )
             .collect();
-        // Eight calls a step, so the turn stays within its ten steps.
-        let mut script: Vec<Reply> = attempts
-            .chunks(8)
-            .map(|calls| {
-                Reply::Tools(
-                    calls
-                        .iter()
-                        .map(|(name, arguments)| (name.to_string(), arguments.clone()))
-                        .collect(),
-                )
-            })
-            .collect();
+        let mut script = tool_steps(&attempts);
         script.push(text("Here is what I found."));
         script.push(text("Here is what I found."));
         llm.then(script);
@@ -756,17 +761,7 @@ async fn spans_carry_no_hidden_value() {
         .filter(|(_, a)| leaks(&a.to_string(), Reader::Admin).is_empty())
         .filter(|(_, a)| leaks(&a.to_string(), Reader::Person).is_empty())
         .collect();
-    let mut script: Vec<Reply> = attempts
-        .chunks(8)
-        .map(|calls| {
-            Reply::Tools(
-                calls
-                    .iter()
-                    .map(|(name, arguments)| (name.to_string(), arguments.clone()))
-                    .collect(),
-            )
-        })
-        .collect();
+    let mut script = tool_steps(&attempts);
     script.push(text("Done."));
     llm.then(script);
     let (status, answer) = stack

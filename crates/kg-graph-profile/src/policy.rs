@@ -136,34 +136,6 @@ impl Policy {
             restricts_anything,
         }
     }
-
-    /// Every name the policy mentions, for `/health`'s warnings about names the graph
-    /// lacks: (labels, relationship types, properties).
-    pub fn names(&self) -> (Vec<&str>, Vec<&str>, BTreeSet<&str>) {
-        let labels = self
-            .labels
-            .keys()
-            .chain(self.label_properties.keys())
-            .map(String::as_str)
-            .collect::<BTreeSet<_>>();
-        let types = self
-            .types
-            .keys()
-            .chain(self.type_properties.keys())
-            .map(String::as_str)
-            .collect::<BTreeSet<_>>();
-        let properties = self
-            .label_properties
-            .values()
-            .chain(self.type_properties.values())
-            .flat_map(|m| m.keys().map(String::as_str))
-            .collect();
-        (
-            labels.into_iter().collect(),
-            types.into_iter().collect(),
-            properties,
-        )
-    }
 }
 
 impl Rule {

@@ -71,7 +71,9 @@ impl Summariser for WitSummariser {
 
 pub struct WitExecutor;
 
-struct WitBatch(BatchRun);
+/// A batch in flight, with the model's view its reports are withheld for (the agent's
+/// reports reach the model as well as the caller), worked out once per batch.
+struct WitBatch(BatchRun, Option<kg_graph_profile::View>);
 
 impl Batch for WitBatch {
     fn total(&self) -> u32 {
@@ -79,9 +81,7 @@ impl Batch for WitBatch {
     }
     fn next(&mut self, wait_ms: u32) -> Result<BatchPoll, Error> {
         let mut poll = crate::causal::executor(|| self.0.next(wait_ms))?;
-        // The agent's reports reach the model as well as the caller: the model's view.
-        let view = crate::audience::for_model(crate::audience::view);
-        crate::audience::withhold_in_poll(&mut poll, view.as_ref());
+        crate::audience::withhold_in_poll(&mut poll, self.1.as_ref());
         Ok(poll)
     }
     fn cancel(&mut self) {
@@ -95,7 +95,8 @@ impl Executor for WitExecutor {
     }
     fn start_batch(&mut self, request: &ExecutionRequest) -> Result<Box<dyn Batch>, Error> {
         let run = crate::causal::executor(|| executor::start_batch(request))?;
-        Ok(Box::new(WitBatch(run)))
+        let view = crate::audience::for_model(crate::audience::view);
+        Ok(Box::new(WitBatch(run, view)))
     }
     fn get_approval(&mut self, token: &str) -> Result<ApprovalInfo, Error> {
         crate::causal::executor(|| executor::get_approval(token))
