@@ -425,6 +425,22 @@ async fn llm_errors_are_retried_then_reported_clearly() {
     let (status, r) = chat(&down, json!({"message": "hello", "routing_mode": "rule"})).await;
     assert_eq!(status, 503, "{r}");
     assert_eq!(r["error"]["code"], "llm_unavailable");
+    let response = down
+        .host
+        .request_as(
+            down.host.key.as_deref(),
+            "POST",
+            "/chat",
+            &json!({"message": "hello", "routing_mode": "rule"}).to_string(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(
+        response.headers().get("retry-after").map(|v| v.as_bytes()),
+        Some(&b"5"[..]),
+        "an unavailable LLM's 503 says when to retry"
+    );
     let events = stream(&down, json!({"message": "hello", "routing_mode": "rule"})).await;
     let k = kinds(&events);
     assert_eq!(

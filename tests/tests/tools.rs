@@ -200,4 +200,19 @@ async fn graph_down_is_a_quick_503_not_a_hang() {
             .contains("graph"),
         "{error}"
     );
+    // The app's own refusal says when to come back (issue #49), like a rate limit does.
+    let response = host
+        .request_as(
+            host.key.as_deref(),
+            "POST",
+            "/tools/get_node_statistics",
+            "{}",
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(
+        response.headers().get("retry-after").map(|v| v.as_bytes()),
+        Some(&b"5"[..])
+    );
 }

@@ -1849,6 +1849,8 @@ export interface components {
         /** @description The graph or the LLM could not be reached (`unavailable`, `llm_unavailable`). */
         Unavailable: {
             headers: {
+                /** @description Seconds to wait before retrying (5 unless the error says otherwise). */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -1929,6 +1931,8 @@ export interface operations {
             /** @description A component or the key-value store is not ready (`status: degraded`, `problems` says why). */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying (5 unless the error says otherwise). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2015,6 +2019,8 @@ export interface operations {
             /** @description At least one is down (`status: not_ready`, `down` names them). */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying (5 unless the error says otherwise). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -377,7 +377,7 @@ pub(crate) fn json_response(status: u16, body: &serde_json::Value) -> Response {
         .header("content-type", "application/json")
         .body(body.to_string())
         .build();
-    if let Some(retry) = body["error"]["detail"]["retry_after_s"].as_u64() {
+    if let Some(retry) = kg_http::error::retry_after(status, body) {
         response.set_header("retry-after", retry.to_string().as_str());
     }
     if let (405, Some(allow)) = (status, body["error"]["detail"]["allow"].as_array()) {

@@ -47,6 +47,23 @@ impl ApiError {
     }
 }
 
+/// The `Retry-After` (seconds) of a 503 that names no wait of its own: a dependency (the
+/// graph, the LLM, the key-value store, an identity provider) did not answer. A client
+/// told when to come back backs off instead of retrying at once, and a load test can tell
+/// the app's deliberate refusal from a failure (issue #49: every 503 carries one, the load
+/// balancer's own included). Five seconds: longer than a graph pause or an instance restart
+/// usually lasts here, short enough not to keep a user waiting on a dependency that is back.
+pub const UNAVAILABLE_RETRY_AFTER_S: u64 = 5;
+
+/// The `Retry-After` of an answer with `status` and JSON `body`: the error's own
+/// `detail.retry_after_s` (a rate limit's window), else [`UNAVAILABLE_RETRY_AFTER_S`] for
+/// any 503, else none.
+pub fn retry_after(status: u16, body: &Value) -> Option<u64> {
+    body["error"]["detail"]["retry_after_s"]
+        .as_u64()
+        .or((status == 503).then_some(UNAVAILABLE_RETRY_AFTER_S))
+}
+
 /// A component's typed error becomes an HTTP error with the status its class fits. A
 /// JSON-object detail may carry a finer stable `code` (e.g. `approval_used` for a
 /// conflict, `batch_limit` for a denial), which replaces the class name; the rest of the
@@ -101,6 +118,20 @@ mod tests {
         let mut bare = types::Error::new(types::ErrorCode::Denied, "no");
         bare.detail = Some(r#"{"code":"four_eyes"}"#.into());
         assert_eq!(ApiError::from(bare).detail, None);
+    }
+
+    #[test]
+    fn every_503_says_when_to_retry_and_a_limit_keeps_its_own_wait() {
+        let down = ApiError::new(503, "unavailable", "graph").to_json();
+        assert_eq!(retry_after(503, &down), Some(UNAVAILABLE_RETRY_AFTER_S));
+        assert_eq!(retry_after(503, &json!({"status": "not_ready"})), Some(5));
+        let limited = ApiError::new(429, "rate_limited", "slow down")
+            .with_detail(json!({"retry_after_s": 17}))
+            .to_json();
+        assert_eq!(retry_after(429, &limited), Some(17));
+        for status in [200, 400, 404, 500, 502, 504] {
+            assert_eq!(retry_after(status, &down), None, "{status}");
+        }
     }
 
     #[test]
