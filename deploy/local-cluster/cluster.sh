@@ -11,12 +11,18 @@
 #   deploy/local-cluster/cluster.sh fault KIND ...  one fault (below), logged to faults.log
 #   deploy/local-cluster/cluster.sh chaos 'T KIND ARGS; T KIND ARGS; ...'
 #                                                   faults at T seconds from now, in order
+#   deploy/local-cluster/cluster.sh watchdog        (started by up) restart hung instances
 # Faults:
 #   kill I [DOWN_S]       SIGKILL instance I (its process group), restart it after DOWN_S (5)
 #   restart-redis         SIGTERM Redis (it writes its append-only file), start it again
 #   pause-neo4j [S]       SIGSTOP the Neo4j JVM for S seconds (3), then SIGCONT
 #   drain I [S]           HAProxy drains instance I for S seconds (5): no new requests
 #   stop I / start I      an instance down or up, with no restart of its own
+#
+# The watchdog restarts an instance whose /health/ready does not answer within
+# KG_WATCHDOG_PROBE_S (15) twice in a row: Spin 4.0.2's key-value store hangs for good after
+# Redis restarts under load (docs/deploy.md). It logs `begin hung I` (when the first such
+# probe began) and `end hung I` (back up) to faults.log. KG_WATCHDOG=0: no watchdog.
 #
 # Environment: SPIN_BIN (else .ci-tools/spin/spin, else spin on PATH), KG_CLUSTER_DIR
 # (state, logs and keys; target/local-cluster), KG_CLUSTER_PORT (HAProxy's port, 18080;
@@ -317,6 +323,9 @@ up() {
   write_haproxy_cfg "$n"
   start_haproxy
   wait_lb_ready "$n"
+  if [ "${KG_WATCHDOG:-1}" != 0 ]; then
+    start_bg watchdog "$dir/watchdog.log" "$0" watchdog
+  fi
   local admin
   admin=$(python3 -c 'import json,sys; print([k["key"] for k in json.load(open(sys.argv[1])) if "admin" in k["roles"]][0])' "$dir/keys.json")
   curl -sf -m 60 -X POST -H "authorization: Bearer $admin" "http://127.0.0.1:$lb_port/actions/setup" >/dev/null ||
@@ -326,6 +335,7 @@ up() {
 
 down() {
   local name
+  stop_group watchdog
   stop_group haproxy
   for f in "$dir"/spin-*.pid; do
     [ -e "$f" ] || continue
@@ -344,7 +354,7 @@ down() {
 
 status() {
   local name
-  for name in redis llm neo4j haproxy $(for i in $(seq 1 "$(instances)"); do echo "spin-$i"; done); do
+  for name in redis llm neo4j haproxy watchdog $(for i in $(seq 1 "$(instances)"); do echo "spin-$i"; done); do
     if alive "$name"; then echo "$name: running (pid $(cat "$dir/$name.pid"))"; else echo "$name: stopped"; fi
   done
   if alive haproxy; then
@@ -361,6 +371,44 @@ KG_CLUSTER_NEO4J=http://127.0.0.1:$neo4j_port
 KG_CLUSTER_REDIS=redis://127.0.0.1:$redis_port
 KG_CLUSTER_INSTANCES=$(instances)
 EOF
+}
+
+# ---- the watchdog ----------------------------------------------------------------------
+
+# One loop per instance, so a hung instance does not delay the probes of the others. A
+# probe that times out is the only sign acted on: a refused connection is an instance a
+# fault killed or that is starting, a 503 or Spin's 500 is an answer (HAProxy's check deals
+# with those), and /health/ready answers within ~10 s whenever the store does (its graph
+# and LLM checks give up after 5 s each).
+watch_instance() {
+  local i=$1 probe_s=${KG_WATCHDOG_PROBE_S:-15} fails=0 first="" began rc
+  while true; do
+    began=$(now)
+    rc=0
+    curl -s -o /dev/null -m "$probe_s" "http://127.0.0.1:$((base + i))/health/ready" || rc=$?
+    if [ "$rc" = 28 ] && alive "spin-$i"; then
+      fails=$((fails + 1))
+      [ "$fails" = 1 ] && first=$began
+      if [ "$fails" -ge 2 ]; then
+        echo "$first begin hung $i" >>"$dir/faults.log"
+        say "watchdog: instance $i did not answer /health/ready within $probe_s s twice: restarting it"
+        stop_group "spin-$i" KILL
+        start_instance "$i"
+        (wait_instance "$i") || say "watchdog: instance $i did not come back"
+        log_fault "end hung $i"
+        fails=0
+      fi
+    else
+      fails=0
+    fi
+    sleep 2
+  done
+}
+
+watchdog() {
+  local i
+  for i in $(seq 1 "$(instances)"); do watch_instance "$i" & done
+  wait
 }
 
 # ---- faults ----------------------------------------------------------------------------
@@ -436,5 +484,6 @@ case ${1:-} in
   fault) shift; fault "$@" ;;
   chaos) chaos "${2:?chaos SCHEDULE}" ;;
   haproxy) haproxy_cmd "${2:?haproxy COMMAND}" ;;
-  *) sed -n '2,28p' "$0" >&2; exit 2 ;;
+  watchdog) watchdog ;;
+  *) sed -n '2,34p' "$0" >&2; exit 2 ;;
 esac
