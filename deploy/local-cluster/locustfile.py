@@ -404,3 +404,42 @@ class Admin(Base):
     def log(self):
         with self.client.get("/actions/log?limit=20", headers=self.headers, name="actions log", catch_response=True) as r:
             self.judge(r, "log")
+
+
+# ---- the full run (full-run.sh): a stepped ramp and every request's timing -------------
+
+# KG_RAMP_STEPS="8:100,16:100,...": users and seconds of each step, in order; the run ends
+# after the last. Without it, -u/-r/-t on the command line shape the run.
+RAMP_STEPS = [tuple(int(x) for x in step.split(":")) for step in os.environ.get("KG_RAMP_STEPS", "").split(",") if step]
+if RAMP_STEPS:
+    from locust import LoadTestShape
+
+    class SteppedRamp(LoadTestShape):
+        def tick(self):
+            elapsed = self.get_run_time()
+            for users, seconds in RAMP_STEPS:
+                if elapsed < seconds:
+                    return users, max(users, 8)
+                elapsed -= seconds
+            return None
+
+# KG_REQUEST_LOG=FILE: one CSV line per request as Locust counts it (end time, type, name,
+# milliseconds, ok), and a `start` line when the load starts, for steps.py.
+REQUEST_LOG = os.environ.get("KG_REQUEST_LOG")
+if REQUEST_LOG:
+    import csv
+
+    _request_file = open(REQUEST_LOG, "a", newline="", buffering=1 << 16)
+    _requests = csv.writer(_request_file)
+
+    @events.test_start.add_listener
+    def _log_start(**_):
+        _requests.writerow([f"{time.time():.3f}", "start", "", 0, 1])
+
+    @events.request.add_listener
+    def _log_request(request_type, name, response_time, exception=None, **_):
+        _requests.writerow([f"{time.time():.3f}", request_type, name, f"{response_time:.1f}", 0 if exception else 1])
+
+    @events.quitting.add_listener
+    def _log_flush(**_):
+        _request_file.flush()
