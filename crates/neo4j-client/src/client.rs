@@ -2,7 +2,7 @@ use crate::bookmarks::Bookmarks;
 use crate::config::Config;
 use crate::error::{ErrorKind, Neo4jError};
 use crate::notifications::Notification;
-use crate::transport::{HttpRequest, HttpResponse, Method, Transport};
+use crate::transport::{HttpRequest, HttpResponse, Method, Transport, TransportErrorKind};
 use crate::value::{Value, decode_plain, decode_typed};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json, json};
@@ -204,7 +204,19 @@ impl<T: Transport> Client<T> {
         mode: AccessMode,
     ) -> Result<QueryResult, Neo4jError> {
         let (request, sent) = self.prepare_run(statement, parameters.clone(), mode);
-        match self.finish_run(&sent, &self.transport.send(request)?) {
+        let answer = match self.transport.send(request) {
+            // A read is safe to send again. A connection that closed under the request
+            // (`Other`: Spin's `HttpProtocolError`, a kept-alive connection the server had
+            // closed) is tried once more; the load runs of issue #49 met it about once in
+            // thousands of requests. A write is never re-sent here: the first may have
+            // committed (the action executor settles such writes by their idempotency keys).
+            Err(e) if mode == AccessMode::Read && e.kind == TransportErrorKind::Other => {
+                let (request, _) = self.prepare_run(statement, parameters.clone(), mode);
+                self.transport.send(request)?
+            }
+            answer => answer?,
+        };
+        match self.finish_run(&sent, &answer) {
             Err(e) if self.drop_refused_max_execution_time(&e) => {
                 let (request, sent) = self.prepare_run(statement, parameters, mode);
                 self.finish_run(&sent, &self.transport.send(request)?)

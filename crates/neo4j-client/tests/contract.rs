@@ -405,6 +405,48 @@ fn transport_failures_become_unavailable_timeout_or_denied() {
 }
 
 #[test]
+fn a_read_whose_connection_closed_is_sent_once_more_and_a_write_is_not() {
+    let fake = Fake::default().fail(TransportErrorKind::Other).answer(
+        202,
+        PLAIN,
+        &golden("run_plain.json"),
+    );
+    let result = client(&fake).run("RETURN 1 AS n", Map::new(), AccessMode::Read);
+    assert!(result.is_ok(), "{result:?}");
+    assert_eq!(fake.requests.borrow().len(), 2);
+    // Twice in a row: the second failure is the answer.
+    let fake = Fake::default()
+        .fail(TransportErrorKind::Other)
+        .fail(TransportErrorKind::Other);
+    let e = client(&fake)
+        .run("RETURN 1", Map::new(), AccessMode::Read)
+        .unwrap_err();
+    assert_eq!(
+        (e.kind, fake.requests.borrow().len()),
+        (ErrorKind::Unavailable, 2)
+    );
+    // A write may have committed before its connection closed: not re-sent.
+    let fake = Fake::default().fail(TransportErrorKind::Other);
+    let e = client(&fake)
+        .run("CREATE (:X)", Map::new(), AccessMode::Write)
+        .unwrap_err();
+    assert_eq!(
+        (e.kind, fake.requests.borrow().len()),
+        (ErrorKind::Unavailable, 1)
+    );
+    // Refused, timed out, denied: answered at once, as before.
+    for kind in [
+        TransportErrorKind::Connect,
+        TransportErrorKind::Timeout,
+        TransportErrorKind::Denied,
+    ] {
+        let fake = Fake::default().fail(kind);
+        let _ = client(&fake).run("RETURN 1", Map::new(), AccessMode::Read);
+        assert_eq!(fake.requests.borrow().len(), 1, "{kind:?}");
+    }
+}
+
+#[test]
 fn bearer_auth_odd_database_names_and_secret_free_debug() {
     let config = Config {
         origin: neo4j_client::Url::parse("https://x.databases.neo4j.io").expect("a URL"),
