@@ -28,7 +28,7 @@
 # (state, logs and keys; target/local-cluster), KG_CLUSTER_PORT (HAProxy's port, 18080;
 # the others follow it: instance i on PORT+i, LLM stub PORT+10, Redis PORT+11, Neo4j HTTP
 # PORT+12 and Bolt PORT+13, HAProxy's stats page PORT+9), KG_CLUSTER_LOAD_ORDERS (extra
-# approved orders seeded for the payment load, 20000), KG_CLUSTER_VARIABLES (more
+# approved orders seeded for the payment load, 200000), KG_CLUSTER_VARIABLES (more
 # `--variable` arguments for every instance, e.g. "agent_max_steps=4"), KG_CLUSTER_MANIFEST
 # (spin.toml).
 set -euo pipefail
@@ -141,20 +141,25 @@ start_neo4j() {
 }
 
 # The payment load needs more approved orders than the demo's 12: KG_CLUSTER_LOAD_ORDERS
-# orders LPO-000001.. (approved, 10 EUR each) of supplier SUP-002 (not blocked), charged
+# (200,000; locustfile.py's batches take them in consecutive ranges) orders LPO-000001..
+# (approved, 10 EUR each) of supplier SUP-002 (not blocked), charged
 # round-robin to 20 accounts ACC-LOAD-01..20 of 10^9 EUR each, so a payment fails only when
 # it was made already. Recorded on the accounts: `initial_balance`, for the checker.
 seed_load_orders() {
-  local n=${KG_CLUSTER_LOAD_ORDERS:-20000}
+  local n=${KG_CLUSTER_LOAD_ORDERS:-200000}
   neo4j_query "UNWIND range(1, 20) AS i
     CREATE (:Account {id: 'ACC-LOAD-' + right('0' + toString(i), 2), name: 'Load account ' + toString(i),
       balance: 1000000000.0, initial_balance: 1000000000.0, currency: 'EUR'})" >/dev/null
+  # In transactions of 10,000 orders: one transaction of 200,000 would hold them all in
+  # Neo4j's heap at once.
   neo4j_query "MATCH (s:Supplier {id: 'SUP-002'})
     UNWIND range(1, $n) AS i
-    MATCH (a:Account {id: 'ACC-LOAD-' + right('0' + toString(i % 20 + 1), 2)})
-    CREATE (o:PurchaseOrder {id: 'LPO-' + right('00000' + toString(i), 6), status: 'approved',
-      amount: 10.0, currency: 'EUR', order_date: '2026-11-01', approved_by: 'seed'})
-    CREATE (o)-[:PLACED_WITH]->(s), (o)-[:CHARGED_TO]->(a)" >/dev/null
+    CALL (s, i) {
+      MATCH (a:Account {id: 'ACC-LOAD-' + right('0' + toString(i % 20 + 1), 2)})
+      CREATE (o:PurchaseOrder {id: 'LPO-' + right('00000' + toString(i), 6), status: 'approved',
+        amount: 10.0, currency: 'EUR', order_date: '2026-11-01', approved_by: 'seed'})
+      CREATE (o)-[:PLACED_WITH]->(s), (o)-[:CHARGED_TO]->(a)
+    } IN TRANSACTIONS OF 10000 ROWS" >/dev/null
   say "seeded $n approved load orders (LPO-000001..) on 20 accounts"
 }
 

@@ -10,7 +10,8 @@
 #
 # Environment: KG_FULL_STEPS (users:seconds of each step; 8:60,8:90,16:90,32:90,48:90,64:90,
 # 96:90: the first is a warm-up, Neo4j's JIT and caches after the seeding), KG_FULL_FAULTS (0: no fault run), KG_FULL_FAULT_USERS (24),
-# KG_FULL_FAULT_SECONDS (600), KG_FULL_DIR (target/local-cluster/full). Each run's files
+# KG_FULL_FAULT_SECONDS (600), KG_FULL_DIR (target/local-cluster/full), KG_CLUSTER_LOAD_ORDERS
+# (500000 orders to pay). Each run's files
 # are in KG_FULL_DIR/N-instances/ (and faults/): requests.csv, cpu.txt, journal.jsonl,
 # faults.log, check.txt, steps.md. Needs what smoke.sh needs. Nothing else should run on
 # the machine meanwhile: the numbers are the machine's.
@@ -21,6 +22,8 @@ out=${KG_FULL_DIR:-$repo/target/local-cluster/full}
 steps=${KG_FULL_STEPS:-8:60,8:90,16:90,32:90,48:90,64:90,96:90}
 venv=$repo/target/locust-venv
 mkdir -p "$out"
+# Ten minutes at up to 96 users pays 300,000 orders or more: more than cluster.sh's default.
+export KG_CLUSTER_LOAD_ORDERS=${KG_CLUSTER_LOAD_ORDERS:-500000}
 counts=("$@")
 [ ${#counts[@]} -gt 0 ] || counts=(1 2 3)
 

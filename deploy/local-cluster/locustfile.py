@@ -9,7 +9,9 @@ Users (weights in brackets) and what they do:
 - Reader [3] (viewer keys): graph tools (POST /tools/{name}), the same over MCP (POST /mcp
   tools/call), chat turns as JSON and as SSE; some streams are dropped after a few events
   and resumed with Last-Event-ID (GET /chat/stream/{turn_id}), checking that the resumed
-  events continue the sequence with no gap and no repeat.
+  events continue the sequence with no gap and no repeat; a stream a fault cut is resumed
+  the same way, on whichever instance, and must end with the turn's answer or an honest
+  `stream_lost`.
 - Operator [2] (operator keys): payment batches of 40 run directly with an idempotency
   key and SSE progress (re-sent with the same key when the stream is cut); plans of 100
   payments (above approval_batch_threshold, so they need an approver) and four-eyes
@@ -18,7 +20,9 @@ Users (weights in brackets) and what they do:
   /actions/{type}/{name}/execute, streamed; one in five is redeemed twice at once (two
   requests, any instances): exactly one may run it.
 - Admin [1] (admin keys): plans of 150 payments redeemed by an approver, undo of a payment
-  some report said succeeded, the action log.
+  some report said succeeded, the action log, and cancellations the admin plans and then
+  tries to approve, which four-eyes must refuse (403 `four_eyes`) before an approver
+  redeems them.
 
 Every answer is journalled (KG_JOURNAL, default target/local-cluster/journal.jsonl) for
 check.py: acknowledged turns, reports with their idempotency keys, redemptions, undos, and
@@ -42,7 +46,7 @@ from locust import HttpUser, between, events, task
 DIR = os.environ.get("KG_CLUSTER_DIR", os.path.join(os.path.dirname(__file__), "../../target/local-cluster"))
 KEYS = json.load(open(os.environ.get("KG_CLUSTER_KEYS", os.path.join(DIR, "keys.json"))))
 JOURNAL_PATH = os.environ.get("KG_JOURNAL", os.path.join(DIR, "journal.jsonl"))
-LOAD_ORDERS = int(os.environ.get("KG_CLUSTER_LOAD_ORDERS", "20000"))
+LOAD_ORDERS = int(os.environ.get("KG_CLUSTER_LOAD_ORDERS", "200000"))
 
 _journal_lock = threading.Lock()
 _journal = open(JOURNAL_PATH, "a", buffering=1)
@@ -74,8 +78,18 @@ TOOL_CALLS = [
 ]
 
 
+# The next load order no batch has asked for yet: batches take consecutive ranges, so a
+# payment meets an order that is still open (not one a batch before it paid) until all
+# KG_CLUSTER_LOAD_ORDERS are taken; then the ranges start again from the first (those
+# payments then fail, honestly, as already paid: steps.py shows orders paid per second).
+_next_order = 1
+
+
 def order_ids(n):
-    start = random.randint(1, LOAD_ORDERS - n + 1)
+    global _next_order
+    if _next_order + n - 1 > LOAD_ORDERS:
+        _next_order = 1
+    start, _next_order = _next_order, _next_order + n
     return [f"LPO-{i:06d}" for i in range(start, start + n)]
 
 
@@ -190,30 +204,21 @@ class Base(HttpUser):
                         break  # the client goes away; the turn runs on for the grace
             if cut_after is not None and completed is None:
                 fire("chat/stream (to the cut)", started)
-                resumed = time.time()
-                headers = dict(self.headers, **{"Last-Event-ID": f"{turn_id}:{seen[-1]}"})
-                with self.client.get(f"/chat/stream/{turn_id}", headers=headers, name="chat/stream/{turn_id} (resume)",
-                                     stream=True, catch_response=True) as r:
-                    if not self.judge(r, "chat/stream resume"):
-                        journal("unacked_turn", conv=self.conversation, message=message)
-                        return
-                    first = None
-                    for ident, event, data in sse_events(r):
-                        seq = int(ident.rsplit(":", 1)[1])
-                        if first is None:
-                            first = seq
-                            if seq != seen[-1] + 1:
-                                self.dishonest("chat/stream resume", f"resumed after {seen[-1]} at {seq}")
-                        seen.append(seq)
-                        if event == "completed":
-                            completed = json.loads(data)
-                fire("chat/stream resume (to done)", resumed)
+                resumed = self.resume(turn_id, seen, "resume")
+                if resumed is None:
+                    journal("unacked_turn", conv=self.conversation, message=message)
+                    return
+                completed = resumed[0]
             else:
                 fire("chat/stream (to done)", started)
-        except Exception as e:  # a connection cut by a fault: not acknowledged
+        except Exception as e:  # a connection cut by a fault
             fire("chat/stream (cut)", started, exception=e)
-            journal("unacked_turn", conv=self.conversation, message=message, error=str(e)[:200])
-            return
+            completed = self.resume_after_cut(turn_id, seen)
+            if not (completed and completed.get("status") == "answered"):
+                journal("unacked_turn", conv=self.conversation, message=message, error=str(e)[:200],
+                        status=completed and completed.get("status"))
+                return
+            drop = True
         if seen != list(range(1, len(seen) + 1)):
             self.dishonest("chat/stream", f"event ids not 1..n: {seen[:5]}..{seen[-5:]}")
         if completed and completed.get("status") == "answered":
@@ -223,6 +228,58 @@ class Base(HttpUser):
         else:
             journal("unacked_turn", conv=self.conversation, message=message,
                     status=completed and completed.get("status"))
+
+    def resume(self, turn_id, seen, what):
+        """Resumes a turn's stream after the last event in `seen` (GET /chat/stream/{turn}
+        with Last-Event-ID, through HAProxy, so on any instance), appending the events'
+        numbers to `seen`; the first must follow the last seen. Returns (the `completed`
+        event's data or None, the `error` event's code or None), or None when the resume
+        itself was refused (an exception when its stream was cut)."""
+        started = time.time()
+        headers = dict(self.headers, **{"Last-Event-ID": f"{turn_id}:{seen[-1]}"})
+        completed, error, first = None, None, None
+        try:
+            with self.client.get(f"/chat/stream/{turn_id}", headers=headers, name=f"chat/stream/{{turn_id}} ({what})",
+                                 stream=True, catch_response=True) as r:
+                if not self.judge(r, f"chat/stream {what}"):
+                    return None
+                for ident, event, data in sse_events(r):
+                    seq = int(ident.rsplit(":", 1)[1]) if ident else None
+                    if seq is not None:
+                        if first is None and seq != seen[-1] + 1:
+                            self.dishonest(f"chat/stream {what}", f"resumed after {seen[-1]} at {seq}")
+                        first = first or seq
+                        seen.append(seq)
+                    if event == "error":
+                        error = json.loads(data).get("code")
+                    if event == "completed":
+                        completed = json.loads(data)
+        except Exception as e:  # cut again: the caller decides
+            fire(f"chat/stream {what} (to done)", started, exception=e)
+            raise
+        fire(f"chat/stream {what} (to done)", started)
+        return completed, error
+
+    def resume_after_cut(self, turn_id, seen):
+        """After a stream was cut (its instance killed, HAProxy's shutdown of a hung one),
+        resumes it on whichever instance: it must end with the turn's own `completed` (it
+        ran on elsewhere) or an honest error (`stream_lost`: it died with its instance).
+        Returns the `completed` event's data, or None."""
+        if not turn_id or not seen:
+            return None
+        try:
+            resumed = self.resume(turn_id, seen, "resume after a cut")
+        except Exception:
+            return None
+        if resumed is None:
+            return None
+        completed, error = resumed
+        journal("resume_after_cut", turn=turn_id, status=completed and completed.get("status"), error=error)
+        if completed is None:
+            self.dishonest("chat/stream resume after a cut", "the resumed stream ended without `completed`")
+        elif completed.get("status") != "answered" and error not in ("stream_lost", "stream_expired", "unavailable"):
+            self.dishonest("chat/stream resume after a cut", f"ended {completed.get('status')} with error {error}")
+        return completed
 
     # ---- actions -----------------------------------------------------------------------
     def run_report(self, response_events, name):
@@ -389,6 +446,24 @@ class Admin(Base):
                               name="actions plan 150", catch_response=True) as r:
             if self.judge(r, "plan"):
                 pending.put((self.subject, "PurchaseOrder", "makePayment", body, r.json()["approval_token"]))
+
+    @task(1)
+    def plan_cancel_four_eyes(self):
+        """A cancellation the admin plans and then tries to approve: an admin may approve,
+        but not their own cancellation (four-eyes), so it must be refused with 403
+        `four_eyes`; an approver redeems it afterwards."""
+        body = {"entity_ids": order_ids(1), "parameters": {"reason": "load test, four eyes"}}
+        with self.client.post("/actions/PurchaseOrder/cancel/plan", json=body, headers=self.headers,
+                              name="actions plan cancel", catch_response=True) as r:
+            if not self.judge(r, "plan"):
+                return
+            token = r.json()["approval_token"]
+        status, _, code = self.execute_streamed("PurchaseOrder", "cancel", dict(body, approval_token=token),
+                                                "actions execute own cancel", allowed=(403,))
+        journal("self_redeem", token_sha256=hashlib.sha256(token.encode()).hexdigest(), status=status, code=code)
+        if status == 200 or (status == 403 and code != "four_eyes"):
+            self.dishonest("execute own cancel", f"the requester's own redemption answered {status} {code}")
+        pending.put((self.subject, "PurchaseOrder", "cancel", body, token))
 
     @task(2)
     def undo(self):

@@ -3,7 +3,8 @@ route family, failures, and where the CPU went, for each step of the ramp.
 
     python3 deploy/local-cluster/steps.py RUN_DIR STEPS [--warm-up-s 10] [--p99-ms 1000]
 
-RUN_DIR holds requests.csv (locustfile.py's KG_REQUEST_LOG) and cpu.txt (full-run.sh's
+RUN_DIR holds requests.csv (locustfile.py's KG_REQUEST_LOG), journal.jsonl (its reports:
+entities applied and refused) and cpu.txt (full-run.sh's
 sampler: `epoch-seconds comm=cpu-seconds ...` every few seconds); STEPS is the ramp as
 locustfile.py's KG_RAMP_STEPS ("8:100,16:100,..."). Each step's first --warm-up-s seconds
 (users starting, streams of the step before ending) are left out. Prints a Markdown table per
@@ -85,6 +86,8 @@ def main():
     start = starts[0]
     requests = [(float(r[0]), r[1], r[2], float(r[3]), r[4] == "1") for r in rows if r[1] != "start"]
     cpu = read_cpu(os.path.join(args.run_dir, "cpu.txt"))
+    journal_path = os.path.join(args.run_dir, "journal.jsonl")
+    reports = [j for j in map(json.loads, open(journal_path)) if j["kind"] == "report"] if os.path.exists(journal_path) else []
     summary = []
     offset = 0.0
     for users, seconds in steps:
@@ -109,6 +112,11 @@ def main():
         all_ok = [r[3] for r in http if r[4]]
         print(f"| all HTTP requests | {len(http) / span:.1f} | {percentile(all_ok, 50) or 0:,.0f} | "
               f"{percentile(all_ok, 99) or 0:,.0f} | {failed} ({100 * failed / max(1, len(http)):.1f}%) |")
+        mine = [j for j in reports if begin <= j["t"] < end]
+        paid = sum(len(j["succeeded"]) for j in mine) / span
+        refused = sum(len(j["failed"]) for j in mine) / span
+        print(f"\nPayments and cancellations in the step's reports: {paid:.1f} applied/s, {refused:.1f} refused/s "
+              "(already paid, or cancelled: preconditions)")
         shares = cpu_between(cpu, begin, end)
         machine = shares.pop("machine", 0.0)
         top = {k: shares.get(k, 0.0) for k in COMMANDS}
@@ -122,6 +130,7 @@ def main():
             "users": users, "req_s": round(len(http) / span, 1), "p50_ms": percentile(all_ok, 50),
             "p99_ms": percentile(all_ok, 99), "interactive_p99_ms": worst, "failed": failed,
             "failed_pct": round(100 * failed / max(1, len(http)), 2), "served": served,
+            "applied_s": round(paid, 1), "refused_s": round(refused, 1),
             "cpu": {k: round(v * 100) for k, v in top.items()},
         })
     print("\nsummary: " + json.dumps(summary))
