@@ -125,7 +125,7 @@ def main():
         print(f"\nCPU (100% = one core; the machine has {os.cpu_count()}): "
               + ", ".join(f"{k} {v * 100:.0f}%" for k, v in top.items()))
         worst = max((p99s.get(f) or 0) for f in INTERACTIVE)
-        served = worst <= args.p99_ms and failed <= 0.01 * max(1, len(http))
+        served = bool(http) and worst <= args.p99_ms and failed <= 0.01 * len(http)
         summary.append({
             "users": users, "req_s": round(len(http) / span, 1), "p50_ms": percentile(all_ok, 50),
             "p99_ms": percentile(all_ok, 99), "interactive_p99_ms": worst, "failed": failed,
