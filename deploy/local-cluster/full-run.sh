@@ -8,13 +8,13 @@
 #
 #   deploy/local-cluster/full-run.sh [N ...]        (default: 1 2 3, then the fault run)
 #
-# Environment: KG_FULL_STEPS (users:seconds of each step; 8:60,8:90,16:90,32:90,48:90,64:90,
-# 96:90: the first is a warm-up, Neo4j's JIT and caches after the seeding), KG_FULL_FAULTS (0: no fault run), KG_FULL_FAULT_USERS (24),
-# KG_FULL_FAULT_SECONDS (600), KG_FULL_DIR (target/local-cluster/full), KG_CLUSTER_LOAD_ORDERS
-# (500000 orders to pay). Each run's files
-# are in KG_FULL_DIR/N-instances/ (and faults/): requests.csv, cpu.txt, journal.jsonl,
-# faults.log, check.txt, steps.md. Needs what smoke.sh needs. Nothing else should run on
-# the machine meanwhile: the numbers are the machine's.
+# Environment: KG_FULL_STEPS (users:seconds of each step; 8:60,8:90,16:90,32:90,48:90,
+# 64:90,96:90: the first is a warm-up, for Neo4j's JIT and caches after the seeding),
+# KG_FULL_FAULTS (0: no fault run), KG_FULL_FAULT_USERS (24), KG_FULL_FAULT_SECONDS (600),
+# KG_FULL_DIR (target/local-cluster/full), KG_CLUSTER_LOAD_ORDERS (orders to pay, 500000).
+# Each run's files are in KG_FULL_DIR/N-instances/ (and faults/): requests.csv, cpu.txt,
+# journal.jsonl, faults.log, check.txt, steps.md. Needs what smoke.sh needs, and about 50
+# minutes. Nothing else should run on the machine meanwhile: the numbers are the machine's.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 here=$repo/deploy/local-cluster
@@ -26,6 +26,7 @@ mkdir -p "$out"
 export KG_CLUSTER_LOAD_ORDERS=${KG_CLUSTER_LOAD_ORDERS:-500000}
 counts=("$@")
 [ ${#counts[@]} -gt 0 ] || counts=(1 2 3)
+violated=()  # the runs whose check.py found a loss, a double effect or a lie
 
 # Locust in its venv, as smoke.sh keeps it.
 if [ ! -x "$venv/bin/locust" ]; then
@@ -68,7 +69,7 @@ run() {
     >"$dir/locust.txt" 2>&1) || true
   [ -z "$faults" ] || wait "$faults" || true
   kill "$sampler" 2>/dev/null || true
-  python3 "$here/check.py" >"$dir/check.txt" 2>&1 || true
+  python3 "$here/check.py" >"$dir/check.txt" 2>&1 || violated+=("$name")
   tail -3 "$dir/check.txt" >&2
   "$here/cluster.sh" down >&2
 }
@@ -90,3 +91,7 @@ if [ "${KG_FULL_FAULTS:-1}" != 0 ]; then
   grep '^summary:' "$out/faults/steps.md" >&2
 fi
 echo "full-run: done: $out" >&2
+if [ ${#violated[@]} -gt 0 ]; then
+  echo "full-run: check.py found violations in: ${violated[*]} (their check.txt)" >&2
+  exit 1
+fi
