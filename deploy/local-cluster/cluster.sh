@@ -11,6 +11,8 @@
 #   deploy/local-cluster/cluster.sh fault KIND ...  one fault (below), logged to faults.log
 #   deploy/local-cluster/cluster.sh chaos 'T KIND ARGS; T KIND ARGS; ...'
 #                                                   faults at T seconds from now, in order
+#   deploy/local-cluster/cluster.sh ready [S]       every instance in HAProxy's rotation within
+#                                                   S seconds (60), else exit 1
 #   deploy/local-cluster/cluster.sh watchdog        (started by up) restart hung instances
 # Faults:
 #   kill I [DOWN_S]       SIGKILL instance I (its process group), restart it after DOWN_S (5)
@@ -299,8 +301,8 @@ start_haproxy() {
 
 instances() { cat "$dir/instances" 2>/dev/null || echo 0; }
 
-wait_lb_ready() { # every instance up in HAProxy's view
-  local n=$1 until=$((SECONDS + 60))
+wait_lb_ready() { # N [SECONDS]: every instance up in HAProxy's view within SECONDS (60)
+  local n=$1 until=$((SECONDS + ${2:-60}))
   while [ "$(haproxy_cmd 'show servers state spin' | awk 'NR>2 && $6 == 2' | wc -l)" -lt "$n" ]; do
     [ $SECONDS -lt $until ] || die "HAProxy does not see $n instances up: $(haproxy_cmd 'show servers state spin')"
     sleep 0.3
@@ -489,6 +491,7 @@ case ${1:-} in
   fault) shift; fault "$@" ;;
   chaos) chaos "${2:?chaos SCHEDULE}" ;;
   haproxy) haproxy_cmd "${2:?haproxy COMMAND}" ;;
+  ready) wait_lb_ready "$(instances)" "${2:-60}" ;;
   watchdog) watchdog ;;
-  *) sed -n '2,34p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,35p' "$0" >&2; exit 2 ;;
 esac

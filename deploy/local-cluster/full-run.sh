@@ -20,7 +20,6 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 here=$repo/deploy/local-cluster
 out=${KG_FULL_DIR:-$repo/target/local-cluster/full}
 steps=${KG_FULL_STEPS:-8:60,8:90,16:90,32:90,48:90,64:90,96:90}
-venv=$repo/target/locust-venv
 mkdir -p "$out"
 # Ten minutes at up to 96 users pays 300,000 orders or more: more than cluster.sh's default.
 export KG_CLUSTER_LOAD_ORDERS=${KG_CLUSTER_LOAD_ORDERS:-500000}
@@ -28,11 +27,7 @@ counts=("$@")
 [ ${#counts[@]} -gt 0 ] || counts=(1 2 3)
 violated=()  # the runs whose check.py found a loss, a double effect or a lie
 
-# Locust in its venv, as smoke.sh keeps it.
-if [ ! -x "$venv/bin/locust" ]; then
-  python3 -m venv "$venv" >&2
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
-fi
+venv=$("$here/locust-venv.sh")
 
 # Every few seconds, the CPU seconds used so far by each command (spin, java for Neo4j,
 # redis-server, haproxy, locust, node for the LLM stub) and by the whole machine (busy

@@ -27,15 +27,7 @@ started=$SECONDS
 if ! command -v haproxy >/dev/null; then
   apt-get update -qq >&2 && apt-get install -y -qq haproxy >&2
 fi
-# Locust, pinned (requirements.txt), in a venv of its own.
-venv=$repo/target/locust-venv
-want=$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)
-if [ ! -x "$venv/bin/locust" ] || [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
-  rm -rf "$venv"
-  python3 -m venv "$venv" >&2
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
-  echo "$want" >"$venv/.requirements.sha256"
-fi
+venv=$("$here/locust-venv.sh")
 
 "$here/cluster.sh" down >/dev/null 2>&1 || true
 # KG_SMOKE_KEEP=1: a failed run leaves the cluster up, to look into (cluster.sh down after).
@@ -53,15 +45,7 @@ wait "$chaos"
 
 status=0
 # Every instance back: a restart, a hang the watchdog ended, nothing left out of rotation.
-deadline=$((SECONDS + 120))
-until [ "$("$here/cluster.sh" status | grep -c '^haproxy s[0-9]*: up')" = 2 ]; do
-  if [ $SECONDS -ge $deadline ]; then
-    echo "smoke: instances not all back in rotation: $("$here/cluster.sh" status | tr '\n' ' ')" >&2
-    status=1
-    break
-  fi
-  sleep 1
-done
+"$here/cluster.sh" ready 120 || status=1
 echo "smoke: faults: $(awk '{print $2, $3, $4}' "$KG_CLUSTER_DIR/faults.log" | tr '\n' ';')" >&2
 python3 "$here/check.py" || status=1
 # A run that did nothing proves nothing: every kind of work must have been done.
