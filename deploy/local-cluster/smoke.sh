@@ -2,7 +2,7 @@
 # The short load-and-fault run, for CI: a cluster of its own (two Spin instances behind
 # HAProxy, Redis, Neo4j; deploy/local-cluster/cluster.sh), the load of locustfile.py for
 # KG_SMOKE_SECONDS (90) with one instance killed and restarted 20 s in and Redis restarted
-# 45 s in (Spin 4.0.2 may then hang on its store, as it did in two of the four runs so
+# 45 s in (Spin 4.0.2 may then hang on its store, as it did in three of the five runs so
 # far, until cluster.sh's watchdog restarts it), then check.py, and every instance back in
 # HAProxy's rotation.
 # Exits non-zero on a loss (a turn, a payment, an approval), a double effect, a report or
