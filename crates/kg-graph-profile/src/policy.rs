@@ -218,6 +218,12 @@ impl View {
         View::default()
     }
 
+    /// True while the graph has a visibility policy that restricts someone (perhaps not
+    /// this audience): read-only Cypher is then read by the guard's grammar.
+    pub fn has_policy(&self) -> bool {
+        self.restricts_anything || !self.is_open()
+    }
+
     /// True when this audience is denied nothing.
     pub fn is_open(&self) -> bool {
         self.hidden_labels.is_empty()

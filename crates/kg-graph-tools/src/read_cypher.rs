@@ -6,7 +6,9 @@
 use crate::args;
 use crate::catalog::ToolOutput;
 use crate::explain::require_read_only;
-use crate::graph_error::{graph_error, too_expensive, too_expensive_by_graph};
+use crate::graph_error::{
+    graph_error, too_expensive, too_expensive_by_graph, withheld_graph_error,
+};
 use crate::guard::{self, Rejection};
 use crate::neighbors::{graph_edge, graph_node};
 use crate::schema::{require_label, require_relationship_type};
@@ -110,6 +112,19 @@ pub fn run<T: Transport>(
             require_relationship_type(rel_type, &known)?;
         }
     }
+    // The guard's rewrite passes the hidden names as parameters of its own; a caller's
+    // may not take their names.
+    if let Some(name) = parameters
+        .keys()
+        .find(|k| k.to_ascii_lowercase().starts_with(guard::RESERVED_PREFIX))
+    {
+        return Err(args::invalid(format!(
+            "`parameters.{name}`: names starting with `{}` are reserved for the guard",
+            guard::RESERVED_PREFIX
+        )));
+    }
+    let mut parameters = parameters;
+    parameters.extend(checked.parameters.clone());
     // The plan of the statement itself: PROFILE would run it.
     require_read_only(transport, client.config(), &checked.statement, &parameters)?;
     let statement = if checked.profile {
@@ -119,9 +134,11 @@ pub fn run<T: Transport>(
     };
     // Cypher from outside may cost anything the guard could not see: it runs where the
     // graph enforces the time limit (Neo4j ignores it on auto-commit requests).
+    let policy = client.view().has_policy();
     let result = client
         .run_bounded(&statement, parameters, AccessMode::Read)
         .map_err(|e| match e.kind {
+            _ if policy => withheld_graph_error(&e, &checked.functions),
             _ if e.is_too_expensive() => too_expensive_by_graph(&e),
             neo4j_client::ErrorKind::Syntax | neo4j_client::ErrorKind::Client => Error::new(
                 ErrorCode::InvalidArgument,

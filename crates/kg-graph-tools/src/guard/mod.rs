@@ -8,10 +8,12 @@ mod cost;
 mod lexer;
 mod limit;
 mod names;
+mod traversal;
 mod visibility;
 
 pub use cost::{MAX_HOPS, MAX_RANGE_ELEMENTS, MAX_RANGE_PRODUCT, TooExpensive};
 pub use lexer::{Token, lex};
+pub use traversal::{HIDDEN_LABELS, HIDDEN_TYPES, RESERVED_PREFIX};
 
 use kg_graph_profile::View;
 
@@ -114,6 +116,12 @@ pub struct Checked {
     /// The statement was written `PROFILE …`: `statement` is without the keyword (the
     /// caller plans it with EXPLAIN and runs it with PROFILE).
     pub profile: bool,
+    /// Parameters the guard's rewrite adds (the hidden names its predicates compare
+    /// with); empty without a policy.
+    pub parameters: serde_json::Map<String, serde_json::Value>,
+    /// Under a policy, the functions the statement calls (lower-case), which an error from
+    /// the graph names instead of quoting the graph's message; empty without one.
+    pub functions: Vec<String>,
 }
 
 /// Checks `statement` and enforces at most `max_rows + 1` rows per RETURN (the extra row
@@ -153,12 +161,26 @@ pub fn check_for(statement: &str, max_rows: usize, view: &View) -> Result<Checke
     let (labels, relationship_types) = names::collect(&kinds);
     cost::check(&lexed.clean, &tokens).map_err(Rejection::TooExpensive)?;
     let statement = limit::enforce(&lexed.clean, &tokens, max_rows + 1)?;
+    // Under a policy the statement is read by the grammar and, where labels or types are
+    // hidden, rewritten so that hidden elements cannot bind (`traversal`).
+    let (statement, parameters, functions) = if view.has_policy() {
+        let rewritten = traversal::rewrite(&statement, view)?;
+        (
+            rewritten.statement,
+            rewritten.parameters,
+            rewritten.functions,
+        )
+    } else {
+        (statement, serde_json::Map::new(), Vec::new())
+    };
     Ok(Checked {
         statement,
         labels,
         relationship_types,
         procedures,
         profile,
+        parameters,
+        functions,
     })
 }
 

@@ -26,7 +26,7 @@ const LIST_OPENERS: [&str; 17] = [
 ];
 
 pub fn check(tokens: &[&Token], view: &View) -> Result<(), Refusal> {
-    if !view.restricts_anything && view.is_open() {
+    if !view.has_policy() {
         return Ok(());
     }
     let hidden = view.hidden_names();
