@@ -113,7 +113,18 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
             .is_some_and(|name| view.node_property_visible(&[class.as_str()], name))
     });
     let types = client.relationship_types(&[]).map_err(graph_error)?;
-    let mut relationships = relationships(&read, &label, &types, &view)?;
+    // The hidden labels the graph has, whose nodes a relationship count leaves out.
+    let hidden_labels: Vec<String> = if view.hidden_labels.is_empty() {
+        Vec::new()
+    } else {
+        client
+            .labels_in_graph()
+            .map_err(graph_error)?
+            .into_iter()
+            .filter(|l| !view.label_visible(l))
+            .collect()
+    };
+    let mut relationships = relationships(&read, &label, &types, &view, &hidden_labels)?;
     if known.iter().any(|l| l == "OntologyRelationship") {
         let r = read(
             "MATCH (r:OntologyRelationship) WHERE r.source = $name OR r.target = $name RETURN r.name, r.source, r.target, r.description LIMIT 200",
@@ -281,24 +292,52 @@ fn properties(observed: &[Value], declared: &BTreeMap<String, String>) -> Vec<Js
 /// sample of [`RELATIONSHIP_SAMPLE`]. When the sample's other ends all carry the same
 /// labels, each of them gets the type's count; otherwise the count per class is unknown
 /// (null) and `type_count` gives the type's.
+///
+/// Under a policy hiding labels the graph has (`hidden_labels`), a count is the count
+/// store's less the relationships whose other end is hidden, counted by scanning those
+/// ends' relationships of the type (`MATCH (:Label)-[r:T]->(h:H1|H2)`), so a hidden node
+/// changes no count and a visible class's count is not turned into a scan.
 fn relationships(
     read: Read,
     label: &str,
     types: &[String],
     view: &View,
+    hidden_labels: &[String],
 ) -> Result<Vec<Json>, Error> {
+    let hidden_union = hidden_labels
+        .iter()
+        .map(|l| quote_name(l))
+        .collect::<Vec<_>>()
+        .join("|");
     let types: Vec<&String> = types.iter().take(MAX_TYPES).collect();
     let mut params = Map::new();
     let mut parts = Vec::new();
     for (i, rel_type) in types.iter().enumerate() {
         params.insert(format!("t{i}"), json!(rel_type));
         let t = quote_name(rel_type);
-        for (direction, pattern) in [
-            ("out", format!("(:{label})-[r:{t}]->()")),
-            ("in", format!("(:{label})<-[r:{t}]-()")),
+        for (direction, pattern, to_hidden) in [
+            (
+                "out",
+                format!("(:{label})-[r:{t}]->()"),
+                format!("(:{label})-[r:{t}]->(:{hidden_union})"),
+            ),
+            (
+                "in",
+                format!("(:{label})<-[r:{t}]-()"),
+                format!("(:{label})<-[r:{t}]-(:{hidden_union})"),
+            ),
         ] {
+            let count = if hidden_labels.is_empty() {
+                format!("MATCH {pattern} WITH count(r) AS count")
+            } else {
+                format!(
+                    "MATCH {pattern} WITH count(r) AS all \
+                     CALL () {{ MATCH {to_hidden} RETURN count(r) AS hidden }} \
+                     WITH all - hidden AS count"
+                )
+            };
             parts.push(format!(
-                "MATCH {pattern} WITH count(r) AS count RETURN $t{i} AS type, '{direction}' AS direction, count"
+                "{count} RETURN $t{i} AS type, '{direction}' AS direction, count"
             ));
         }
     }
@@ -319,6 +358,20 @@ fn relationships(
     if counts.is_empty() {
         return Ok(Vec::new());
     }
+    // The other ends sampled are visible ones only: a hidden one would make the classes
+    // at the other end look mixed.
+    let unseen = if hidden_labels.is_empty() {
+        String::new()
+    } else {
+        params.insert(
+            kg_graph_profile::policy::HIDDEN_LABELS_PARAMETER.into(),
+            json!(hidden_labels),
+        );
+        format!(
+            " WHERE none(l IN labels(m) WHERE l IN ${})",
+            kg_graph_profile::policy::HIDDEN_LABELS_PARAMETER
+        )
+    };
     let mut sample_parts = Vec::new();
     for (t, d, _) in &counts {
         let Some(i) = types.iter().position(|x| *x == t) else {
@@ -330,7 +383,7 @@ fn relationships(
             format!("(n:{label})<-[:{}]-(m)", quote_name(t))
         };
         sample_parts.push(format!(
-            "MATCH {pattern} WITH m LIMIT {RELATIONSHIP_SAMPLE} \
+            "MATCH {pattern}{unseen} WITH m LIMIT {RELATIONSHIP_SAMPLE} \
              RETURN $t{i} AS type, '{d}' AS direction, labels(m) AS others, count(*) AS seen"
         ));
     }
