@@ -9,7 +9,7 @@
 //! | `Employee.national_id` | nobody |
 //! | `Employee.home_city` | every caller, never the model |
 //! | `Review` nodes (their `text`) | nobody |
-//! | `MENTORS` relationships | admins |
+//! | `MENTORS` relationships (their `note`) | admins |
 //! | `WORKS_IN.bonus` | nobody |
 
 use crate::{Graph, Stack, manifest_with_catalog};
@@ -82,6 +82,24 @@ pub const BONUSES: [i64; 6] = [
     4_410_023, 4_410_047, 4_410_061, 4_410_089, 4_410_113, 4_410_137,
 ];
 
+/// The notes on `MENTORS` (a type only admins may see), one per relationship of
+/// [`MENTORING`].
+pub const MENTOR_NOTES: [&str; 3] = [
+    "MENTOR-NOTE-confidential-5521",
+    "MENTOR-NOTE-confidential-5522",
+    "MENTOR-NOTE-confidential-5523",
+];
+
+/// What [`change_hidden_structure`] writes: two more mentoring notes and a review.
+pub const LATER_NOTES: [&str; 2] = [
+    "MENTOR-NOTE-confidential-5524",
+    "MENTOR-NOTE-confidential-5525",
+];
+pub const LATER_REVIEW: &str = "REVIEW-SECRET-late-7734";
+
+/// Who mentors whom (admins only): E-06 mentors E-03 and E-05, E-03 mentors E-01.
+pub const MENTORING: [(&str, &str); 3] = [("E-06", "E-03"), ("E-06", "E-05"), ("E-03", "E-01")];
+
 /// Who reads an answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reader {
@@ -107,7 +125,20 @@ pub fn forbidden(reader: Reader) -> Vec<(String, &'static str)> {
             out.push((home.to_string(), "Employee.home_city"));
         }
     }
-    out.extend(REVIEWS.iter().map(|r| (r.to_string(), "Review.text")));
+    if matches!(reader, Reader::Person | Reader::Model) {
+        out.extend(
+            MENTOR_NOTES
+                .iter()
+                .chain(&LATER_NOTES)
+                .map(|n| (n.to_string(), "MENTORS.note")),
+        );
+    }
+    out.extend(
+        REVIEWS
+            .iter()
+            .chain(&[LATER_REVIEW])
+            .map(|r| (r.to_string(), "Review.text")),
+    );
     out.extend(BONUSES.iter().map(|b| (b.to_string(), "WORKS_IN.bonus")));
     out
 }
@@ -159,11 +190,10 @@ pub async fn load(graph: &Graph) -> Result<()> {
             ))
             .await?;
     }
-    // Mentoring (admins only): E-06 mentors E-03 and E-05, E-03 mentors E-01.
-    for (from, to) in [("E-06", "E-03"), ("E-06", "E-05"), ("E-03", "E-01")] {
+    for ((from, to), note) in MENTORING.iter().zip(MENTOR_NOTES) {
         graph
             .write(&format!(
-                "MATCH (a:Employee {{id: '{from}'}}), (b:Employee {{id: '{to}'}}) CREATE (a)-[:MENTORS]->(b)"
+                "MATCH (a:Employee {{id: '{from}'}}), (b:Employee {{id: '{to}'}}) CREATE (a)-[:MENTORS {{note: '{note}'}}]->(b)"
             ))
             .await?;
     }
@@ -192,6 +222,32 @@ pub async fn change_hidden_values(graph: &Graph) -> Result<()> {
         .await?;
     graph
         .write("MATCH (r:Review) SET r.text = r.text + '-X'")
+        .await?;
+    graph
+        .write("MATCH ()-[m:MENTORS]->() SET m.note = m.note + '-X'")
+        .await?;
+    Ok(())
+}
+
+/// Changes what a non-admin may not see of the graph's structure: a mentoring ends, two
+/// begin (one between employees no relationship joined before), and a review is written
+/// about an employee who had none. An answer to a viewer that differs after this showed
+/// a hidden node or relationship: its existence, its ends or a path through it.
+pub async fn change_hidden_structure(graph: &Graph) -> Result<()> {
+    graph
+        .write("MATCH (:Employee {id: 'E-03'})-[m:MENTORS]->(:Employee {id: 'E-01'}) DELETE m")
+        .await?;
+    graph
+        .write(&format!(
+            "MATCH (a:Employee {{id: 'E-02'}}), (b:Employee {{id: 'E-04'}}), (c:Employee {{id: 'E-01'}}) \
+             CREATE (a)-[:MENTORS {{note: '{}'}}]->(b), (c)-[:MENTORS {{note: '{}'}}]->(a)",
+            LATER_NOTES[0], LATER_NOTES[1]
+        ))
+        .await?;
+    graph
+        .write(&format!(
+            "MATCH (e:Employee {{id: 'E-05'}}) CREATE (:Review {{id: 'R-9', text: '{LATER_REVIEW}'}})-[:ABOUT]->(e)"
+        ))
         .await?;
     Ok(())
 }

@@ -10,7 +10,7 @@
 
 use kg_e2e::hr::{self, EMPLOYEES, Reader, leaks};
 use kg_e2e::llm_stub::{Reply, ScriptedLlm, text};
-use kg_e2e::{AppHost, auth, mcp};
+use kg_e2e::{AppHost, GraphKind, auth, mcp};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -151,6 +151,184 @@ const EVASIONS: [&str; 44] = [
     "MATCH (e:Employee) RETURN apoc.map.values(e, ['salary'])",
 ];
 
+/// Read-only Cypher that reaches hidden elements without naming them (issue #56), by
+/// class: unlabelled and anonymous patterns, untyped relationships, paths through hidden
+/// elements, hidden values in every expression position, functions whose errors would
+/// quote the value, oracles, and the ends of hidden relationships.
+const TRAVERSAL: [(&str, &str); 54] = [
+    (
+        "unlabelled",
+        "MATCH (n) WHERE n.text IS NOT NULL RETURN n.text",
+    ),
+    ("unlabelled", "MATCH (n) RETURN n.text"),
+    ("unlabelled", "MATCH (n) RETURN collect(n.text) AS texts"),
+    ("unlabelled", "MATCH (n) RETURN {t: n.text} AS m"),
+    (
+        "unlabelled",
+        "MATCH (n) WITH n.text AS t WHERE t IS NOT NULL RETURN t",
+    ),
+    ("unlabelled", "MATCH (n) UNWIND [n.text] AS t RETURN t"),
+    (
+        "anonymous neighbour",
+        "MATCH (:Employee)<-[:ABOUT]-(c) RETURN c.text",
+    ),
+    (
+        "anonymous neighbour",
+        "MATCH (e:Employee)<--(c) RETURN c.text",
+    ),
+    (
+        "anonymous neighbour",
+        "MATCH (e:Employee) RETURN [(e)<--(c) | c.text] AS texts",
+    ),
+    (
+        "anonymous neighbour",
+        "MATCH (e:Employee) RETURN [p = (e)<--(c) WHERE c.text IS NOT NULL | c.text] AS texts",
+    ),
+    (
+        "anonymous neighbour",
+        "MATCH (e:Employee) RETURN COLLECT { MATCH (e)<--(c) RETURN c.text } AS texts",
+    ),
+    (
+        "anonymous neighbour",
+        "MATCH (e:Employee) OPTIONAL MATCH (e)<-[]-(c) RETURN c.text",
+    ),
+    (
+        "anonymous neighbour",
+        "MATCH (e:Employee) CALL (e) { MATCH (e)--(c) RETURN c.text AS t } RETURN t",
+    ),
+    (
+        "anonymous neighbour",
+        "MATCH (e:Employee) WHERE EXISTS { (e)<--(c) WHERE c.text STARTS WITH 'REVIEW' } RETURN e.id ORDER BY e.id",
+    ),
+    (
+        "anonymous neighbour",
+        "MATCH (e:Employee) WHERE (e)<--() RETURN e.id ORDER BY e.id",
+    ),
+    (
+        "anonymous neighbour",
+        "MATCH (e:Employee) RETURN e.id, COUNT { (e)--() } AS degree ORDER BY e.id",
+    ),
+    ("untyped relationship", "MATCH ()-[r]->() RETURN r.note"),
+    (
+        "untyped relationship",
+        "MATCH ()-[r]->() RETURN toString(r.note) AS note",
+    ),
+    (
+        "untyped relationship",
+        "MATCH ()-[r]-() RETURN collect(r.note) AS notes",
+    ),
+    (
+        "untyped relationship",
+        "MATCH (a)-[r]->(b) WHERE r.note IS NOT NULL RETURN a.name, b.name",
+    ),
+    (
+        "hidden structure",
+        "MATCH (a:Employee)-[r]->(b:Employee) RETURN a.id, b.id ORDER BY a.id, b.id",
+    ),
+    (
+        "hidden structure",
+        "MATCH (a:Employee)-[*1]-(b:Employee) RETURN a.id, b.id ORDER BY a.id, b.id",
+    ),
+    (
+        "hidden structure",
+        "MATCH (a:Employee)-[*2]-(b:Employee) RETURN a.id, b.id ORDER BY a.id, b.id",
+    ),
+    (
+        "hidden structure",
+        "MATCH (a:Employee) WHERE (a)-->(:Employee) RETURN a.id ORDER BY a.id",
+    ),
+    (
+        "hidden structure",
+        "MATCH (a:Employee {id: 'E-03'}) RETURN EXISTS { (a)-->(:Employee {id: 'E-01'}) } AS mentors",
+    ),
+    (
+        "paths",
+        "MATCH p = (a:Employee)-[*1..2]-(b) RETURN [n IN nodes(p) | n.text] AS texts",
+    ),
+    (
+        "paths",
+        "MATCH p = (a:Employee)-[*1..3]-(b) RETURN [r IN relationships(p) | r.note] AS notes",
+    ),
+    (
+        "paths",
+        "MATCH (a:Employee {id: 'E-06'}), (b:Employee {id: 'E-01'}) MATCH p = shortestPath((a)-[*..4]-(b)) RETURN length(p) AS hops",
+    ),
+    (
+        "paths",
+        "MATCH (a:Employee {id: 'E-06'}), (b:Employee {id: 'E-01'}) MATCH p = allShortestPaths((a)-[*..4]-(b)) RETURN count(p) AS paths",
+    ),
+    (
+        "paths",
+        "MATCH (a:Employee) ((x)-[]-(y)){1,2} (b) RETURN DISTINCT b.text",
+    ),
+    (
+        "expression positions",
+        "MATCH (n) RETURN CASE WHEN n.text IS NULL THEN 0 ELSE size(n.text) END AS len ORDER BY len DESC LIMIT 3",
+    ),
+    (
+        "expression positions",
+        "MATCH (n) RETURN n.id ORDER BY n.text DESC LIMIT 3",
+    ),
+    ("expression positions", "MATCH (n) RETURN DISTINCT n.text"),
+    (
+        "expression positions",
+        "MATCH (n) WITH n.text AS t, count(*) AS c RETURN t, c",
+    ),
+    (
+        "expression positions",
+        "MATCH (n) RETURN substring(n.text, 0, 40) AS s",
+    ),
+    (
+        "expression positions",
+        "MATCH (n) RETURN reduce(s = '', x IN collect(n.text) | s + coalesce(x, '')) AS all",
+    ),
+    ("error echo", "MATCH (n) RETURN date(n.text)"),
+    ("error echo", "MATCH (n) RETURN datetime(n.text)"),
+    ("error echo", "MATCH (n) RETURN time(n.text)"),
+    ("error echo", "MATCH (n) RETURN duration(n.text)"),
+    ("error echo", "MATCH (n) RETURN localdatetime(n.text)"),
+    ("error echo", "MATCH (n) RETURN toInteger(n.text) + 1"),
+    ("error echo", "MATCH (n) RETURN n.text * 2"),
+    ("error echo", "MATCH (n) RETURN [1, 2, 3][n.text]"),
+    (
+        "error echo",
+        "MATCH (n) RETURN point({latitude: n.text, longitude: 1})",
+    ),
+    ("error echo", "MATCH ()-[r]->() RETURN date(r.note)"),
+    ("error echo", "MATCH ()-[r]->() RETURN r.note * 2"),
+    (
+        "oracle",
+        "MATCH (n) WHERE n.text = 'REVIEW-SECRET-underperforms-4471' RETURN count(n) AS c",
+    ),
+    (
+        "oracle",
+        "MATCH (n) WHERE n.text STARTS WITH 'REVIEW-S' RETURN count(*) AS c",
+    ),
+    (
+        "oracle",
+        "MATCH (n) WHERE n.text > 'REVIEW' RETURN count(*) AS c",
+    ),
+    (
+        "oracle",
+        "MATCH ()-[r]->() WHERE r.note = 'MENTOR-NOTE-confidential-5521' RETURN count(r) AS c",
+    ),
+    (
+        "oracle",
+        "MATCH ()-[r]->() WHERE r.note STARTS WITH 'MENTOR' RETURN count(r) AS c",
+    ),
+    ("oracle", "MATCH (n) RETURN count(n) AS c"),
+    ("oracle", "MATCH ()-[r]->() RETURN count(r) AS c"),
+];
+
+/// Every evasion: the names of issue #48's and the traversals of issue #56's, each with
+/// its class.
+fn evasions() -> impl Iterator<Item = (&'static str, &'static str)> {
+    EVASIONS
+        .iter()
+        .map(|q| ("names", *q))
+        .chain(TRAVERSAL.iter().copied())
+}
+
 /// Counts per route and role, and every leak seen.
 #[derive(Default)]
 struct Tally {
@@ -245,6 +423,8 @@ async fn no_route_shows_a_role_what_it_may_not_see() {
         "searched without the index: {found}"
     );
     let mut tally = Tally::default();
+    // Per class and role, how many evasions were answered (200) and refused (4xx).
+    let mut answered: BTreeMap<(&str, &str, bool), usize> = BTreeMap::new();
     for (role, key, reader) in ROLES {
         for (tool, arguments) in tool_attempts() {
             let (status, body) = tool_as(host, key, tool, &arguments).await;
@@ -260,11 +440,22 @@ async fn no_route_shows_a_role_what_it_may_not_see() {
                 &body.to_string(),
             );
         }
-        for query in EVASIONS {
+        for (class, query) in evasions() {
             let (status, body) = tool_as(host, key, "run_read_cypher", &cypher(query)).await;
             assert!(status < 500, "{query} as {role}: {status} {body}");
-            tally.saw("cypher", role, reader, query, &body.to_string());
+            *answered.entry((class, role, status == 200)).or_insert(0) += 1;
+            tally.saw(
+                &format!("cypher {class}"),
+                role,
+                reader,
+                query,
+                &body.to_string(),
+            );
         }
+    }
+    for ((class, role, ok), n) in &answered {
+        let how = if *ok { "answered" } else { "refused" };
+        eprintln!("exfiltration: cypher {class} {role}: {n} {how}");
     }
     // The log holds what any of them may not see: nobody's hidden values.
     let log = host.stderr_lines().join("\n");
@@ -560,41 +751,129 @@ async fn action_records_withhold_what_the_reader_may_not_see() {
     tally.report();
 }
 
-/// Answers to a viewer are the same before and after every hidden value changes: none of
-/// them depends on one (no oracle, counting or ordering by a hidden value).
-#[tokio::test]
-async fn no_answer_depends_on_a_hidden_value() {
-    let stack = hr::stack(&[]).await.unwrap();
-    let host = &stack.host;
-    async fn answers(host: &AppHost) -> Vec<String> {
-        let mut out = Vec::new();
-        for (tool, arguments) in tool_attempts() {
-            let (status, body) = tool_as(host, auth::VIEWER, tool, &arguments).await;
-            out.push(format!("{tool} {arguments}: {status} {body}"));
-        }
-        for query in EVASIONS {
-            let (status, body) =
-                tool_as(host, auth::VIEWER, "run_read_cypher", &cypher(query)).await;
-            out.push(format!("{query}: {status} {body}"));
-        }
-        out
+/// A viewer's answer to every tool attempt and every evasion.
+async fn viewer_answers(host: &AppHost) -> Vec<String> {
+    let mut out = Vec::new();
+    for (tool, arguments) in tool_attempts() {
+        let (status, body) = tool_as(host, auth::VIEWER, tool, &arguments).await;
+        out.push(format!("{tool} {arguments}: {status} {body}"));
     }
-    let before = answers(host).await;
-    hr::change_hidden_values(&stack.graph).await.unwrap();
-    let after = answers(host).await;
+    for (_, query) in evasions() {
+        let (status, body) = tool_as(host, auth::VIEWER, "run_read_cypher", &cypher(query)).await;
+        out.push(format!("{query}: {status} {body}"));
+    }
+    out
+}
+
+/// The answers of `before` and `after` that differ, printed and asserted empty.
+fn assert_same_answers(what: &str, before: &[String], after: &[String]) {
     let differing: Vec<String> = before
         .iter()
-        .zip(&after)
+        .zip(after)
         .filter(|(b, a)| b != a)
         .map(|(b, a)| format!("before: {b}\nafter:  {a}"))
         .collect();
     eprintln!(
-        "exfiltration: differential viewer: {} answers compared, {} differ",
+        "exfiltration: differential viewer, {what}: {} answers compared, {} differ",
         before.len(),
         differing.len()
     );
     assert!(differing.is_empty(), "{}", differing.join("\n\n"));
 }
+
+/// Answers to a viewer are the same before and after every hidden value changes: none of
+/// them depends on one (no oracle, counting or ordering by a hidden value).
+#[tokio::test]
+async fn no_answer_depends_on_a_hidden_value() {
+    let stack = hr::stack(&[]).await.unwrap();
+    let before = viewer_answers(&stack.host).await;
+    hr::change_hidden_values(&stack.graph).await.unwrap();
+    let after = viewer_answers(&stack.host).await;
+    assert_same_answers("values changed", &before, &after);
+}
+
+/// Answers to a viewer are the same before and after hidden relationships and nodes come
+/// and go: no count, path, degree or pair of ends shows a hidden element.
+#[tokio::test]
+async fn no_answer_depends_on_hidden_structure() {
+    let stack = hr::stack(&[]).await.unwrap();
+    let before = viewer_answers(&stack.host).await;
+    hr::change_hidden_structure(&stack.graph).await.unwrap();
+    let after = viewer_answers(&stack.host).await;
+    assert_same_answers("structure changed", &before, &after);
+}
+
+/// A graph error that could quote a value reaches no caller with it: functions and
+/// operators fail on values every role may see (names, ids, titles), and no message of
+/// any answer holds a value of the graph; at least some of them did fail in the graph.
+#[tokio::test]
+async fn graph_errors_quote_no_value() {
+    let stack = hr::stack(&[]).await.unwrap();
+    let mut values: Vec<String> = Vec::new();
+    for (id, name, title, salary, national_id, home) in EMPLOYEES {
+        values.extend([
+            id.to_string(),
+            name.to_string(),
+            title.to_string(),
+            salary.to_string(),
+            national_id.to_string(),
+            home.to_string(),
+        ]);
+    }
+    values.extend(["D-ENG", "D-OPS", "Engineering", "Operations"].map(String::from));
+    let mut failed_in_graph = 0;
+    let mut sent = 0;
+    for (role, key, _) in ROLES {
+        for query in ERROR_ECHO {
+            let (status, body) = tool_as(&stack.host, key, "run_read_cypher", &cypher(query)).await;
+            sent += 1;
+            assert!(status < 500, "{query} as {role}: {status} {body}");
+            if status == 200 {
+                continue;
+            }
+            let message = body["error"]["message"].as_str().unwrap_or_default();
+            for value in &values {
+                assert!(
+                    !message.contains(value.as_str()),
+                    "{query} as {role}: the error quotes `{value}`: {body}"
+                );
+            }
+            if body["error"]["detail"]["code"] == "graph_rejected" {
+                failed_in_graph += 1;
+            }
+        }
+    }
+    eprintln!(
+        "exfiltration: error echo: {sent} attempts, {failed_in_graph} failed in the graph, 0 values quoted"
+    );
+    // devgraph's engine answers null where Neo4j fails (its differences are listed in
+    // devtools/devgraph/README.md): only Neo4j proves the corpus reaches the graph's errors.
+    if GraphKind::from_env() == GraphKind::Neo4j {
+        assert!(
+            failed_in_graph > 0,
+            "no statement of the corpus failed in the graph"
+        );
+    }
+}
+
+/// Functions and operators that fail on a text and may quote it in their error.
+const ERROR_ECHO: [&str; 15] = [
+    "MATCH (e:Employee) RETURN date(e.name)",
+    "MATCH (e:Employee) RETURN datetime(e.title)",
+    "MATCH (e:Employee) RETURN localdatetime(e.name)",
+    "MATCH (e:Employee) RETURN time(e.id)",
+    "MATCH (e:Employee) RETURN duration(e.name)",
+    "MATCH (e:Employee) RETURN date({year: e.name})",
+    "MATCH (e:Employee) RETURN point({latitude: e.name, longitude: 1})",
+    "MATCH (e:Employee) RETURN e.name * 2",
+    "MATCH (e:Employee) RETURN e.id / 0",
+    "MATCH (e:Employee) RETURN e.name[0]",
+    "MATCH (e:Employee) RETURN e.name.x",
+    "MATCH (e:Employee) RETURN substring(e.name, -1)",
+    "MATCH (e:Employee) RETURN split(e.name, 7)",
+    "MATCH (e:Employee) RETURN left(e.name, e.id)",
+    "MATCH (d:Department) RETURN duration.between(date(d.name), date())",
+];
 
 /// An MCP client is a model's host: as a viewer and as an admin it gets the model's view
 /// (home cities withheld too), through every tool and the evasions.
@@ -610,11 +889,9 @@ async fn mcp_clients_get_the_models_view() {
             .into_iter()
             .map(|(name, arguments)| json!({"op": "call", "name": name, "arguments": arguments}))
             .collect();
-        steps.extend(
-            EVASIONS
-                .iter()
-                .map(|q| json!({"op": "call", "name": "run_read_cypher", "arguments": cypher(q)})),
-        );
+        steps.extend(evasions().map(
+            |(_, q)| json!({"op": "call", "name": "run_read_cypher", "arguments": cypher(q)}),
+        ));
         steps.push(json!({"op": "list_resources"}));
         for uri in [
             "kg://ontology/classes",
@@ -663,6 +940,7 @@ async fn the_model_is_never_sent_what_it_may_not_see() {
                 EVASIONS
                     .iter()
                     .take(12)
+                    .chain(TRAVERSAL.iter().map(|(_, q)| q).step_by(3))
                     .map(|q| ("run_read_cypher", json!({"query": q}))),
             )
             .collect();
@@ -784,7 +1062,9 @@ async fn spans_carry_no_hidden_value() {
         "",
         &answer.to_string(),
     );
-    for query in EVASIONS {
+    // Statements are recorded: an evasion holding a marker (a guess) would be the
+    // caller's own text in the span, so those are left out here.
+    for (_, query) in evasions().filter(|(_, q)| leaks(q, Reader::Model).is_empty()) {
         let (status, body) =
             tool_as(&stack.host, auth::VIEWER, "run_read_cypher", &cypher(query)).await;
         assert!(status < 500, "{query}: {body}");
