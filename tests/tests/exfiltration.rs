@@ -838,7 +838,7 @@ async fn graph_errors_quote_no_value() {
                     "{query} as {role}: the error quotes `{value}`: {body}"
                 );
             }
-            if body["error"]["detail"]["code"] == "graph_rejected" {
+            if body["error"]["code"] == "graph_rejected" {
                 failed_in_graph += 1;
             }
         }
