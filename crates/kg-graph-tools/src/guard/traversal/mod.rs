@@ -103,13 +103,22 @@ impl Predicates {
     }
 
     /// A relationship bound to `var` has no hidden type; or, for a variable-length one
-    /// (a list), no relationship of it has, nor either of its ends a hidden label.
-    pub(crate) fn relationship(&self, var: &str, variable_length: bool) -> Option<String> {
+    /// (a list), no relationship of it has, nor either of its ends a hidden label. With
+    /// `named_types` the pattern names its types (visible ones: a hidden name is refused
+    /// before this), so the type needs no check: on the scale-10 graph the check cost a
+    /// third more time on a 2.5-million-relationship aggregation.
+    pub(crate) fn relationship(
+        &self,
+        var: &str,
+        variable_length: bool,
+        named_types: bool,
+    ) -> Option<String> {
+        let check_type = self.types && !named_types;
         if !variable_length {
-            return self.types.then(|| no_hidden_type(var));
+            return check_type.then(|| no_hidden_type(var));
         }
         let mut each = Vec::new();
-        if self.types {
+        if check_type {
             each.push(no_hidden_type("__kg_x"));
         }
         if self.labels {

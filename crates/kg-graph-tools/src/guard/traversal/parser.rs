@@ -468,6 +468,7 @@ impl<'a> Parser<'a> {
             name
         };
         if self.eat(':') {
+            // A node may carry a hidden label beside the ones named: checked all the same.
             self.label_expression()?;
         }
         self.properties()?;
@@ -515,7 +516,7 @@ impl<'a> Parser<'a> {
         self.eat('<');
         self.expect('-')?;
         let dash_end = self.prev_end();
-        let (var, variable_length) = if self.eat('[') {
+        let (var, variable_length, named_types) = if self.eat('[') {
             let open_end = self.prev_end();
             let var = if let Some(var) = self.pattern_variable() {
                 var
@@ -526,9 +527,13 @@ impl<'a> Parser<'a> {
                 self.emit(open_end, name.clone());
                 name
             };
-            if self.eat(':') {
-                self.label_expression()?;
-            }
+            // Types named only as alternatives (`:A|B`) are visible ones (a hidden name was
+            // refused before this), and a relationship has exactly one type.
+            let named_types = if self.eat(':') {
+                self.label_expression()?
+            } else {
+                false
+            };
             let variable_length = self.eat('*');
             if variable_length {
                 self.number();
@@ -542,47 +547,57 @@ impl<'a> Parser<'a> {
                 self.expr()?;
             }
             self.expect(']')?;
-            (var, variable_length)
+            (var, variable_length, named_types)
         } else if !self.predicates.any() {
-            (String::new(), false)
+            (String::new(), false, false)
         } else {
             let name = self.generate("r");
             self.emit(dash_end, format!("[{name}]"));
-            (name, false)
+            (name, false, false)
         };
         self.expect('-')?;
         self.eat('>');
         if self.sym(0, '{') || self.sym(0, '+') {
             return Err(self.error("a quantifier directly on a relationship is not read here: write `[*1..3]` or a parenthesised path pattern"));
         }
-        scope.add(self.predicates.relationship(&var, variable_length));
+        scope.add(
+            self.predicates
+                .relationship(&var, variable_length, named_types),
+        );
         Ok(())
     }
 
-    /// `A`, `A:B`, `A|B`, `A|:B`, `A&B`, `!A`, `%`, `(A|B)`.
-    fn label_expression(&mut self) -> R {
+    /// `A`, `A:B`, `A|B`, `A|:B`, `A&B`, `!A`, `%`, `(A|B)`. True when it is names as
+    /// alternatives only (`A`, `A|B`, `A|:B`): whatever matches it carries one of them.
+    fn label_expression(&mut self) -> R<bool> {
+        let mut alternatives = true;
         loop {
-            self.label_term()?;
+            alternatives &= self.label_term()?;
             if self.eat('|') {
                 self.eat(':');
-            } else if !(self.eat('&') || self.eat(':')) {
-                return Ok(());
+            } else if self.eat('&') || self.eat(':') {
+                alternatives = false;
+            } else {
+                return Ok(alternatives);
             }
         }
     }
 
-    fn label_term(&mut self) -> R {
+    /// A name, or a negation, wildcard or group (false: not a plain name).
+    fn label_term(&mut self) -> R<bool> {
         if self.eat('!') {
-            return self.label_term();
+            self.label_term()?;
+            return Ok(false);
         }
         if self.eat('%') {
-            return Ok(());
+            return Ok(false);
         }
         if self.eat('(') {
             self.label_expression()?;
-            return self.expect(')');
+            self.expect(')')?;
+            return Ok(false);
         }
-        self.any_name()
+        self.any_name().map(|_| true)
     }
 
     // ---- expressions ----
