@@ -443,7 +443,7 @@ async fn no_route_shows_a_role_what_it_may_not_see() {
         for (class, query) in evasions() {
             let (status, body) = tool_as(host, key, "run_read_cypher", &cypher(query)).await;
             assert!(status < 500, "{query} as {role}: {status} {body}");
-            *answered.entry((class, role, status == 200)).or_insert(0) += 1;
+            *answered.entry((class, role, status == 200)).or_default() += 1;
             tally.saw(
                 &format!("cypher {class}"),
                 role,
