@@ -130,7 +130,9 @@ fn chat_json_gets_a_react_step_whole_and_no_reset() {
     ];
     let mut world = World::new(Intent::Query, script, false);
     let result = run(&mut world, "who supplies ACME?", 10).unwrap();
-    assert_eq!(world.model.pulls.get(), 0);
+    // Still streamed from the LLM (so a dropped call stops on the server too), but no
+    // step's text is shown before the answer, and nothing is reset.
+    assert!(world.model.pulls.get() > 0);
     assert!(
         !world
             .sink
