@@ -43,6 +43,8 @@ pub fn prompt_error(e: &PromptError) -> ApiError {
 /// What one ReAct step may write: a few tool calls or a short answer. Bounded so a model
 /// that rambles (or loops inside one reply) stops on the server too.
 pub const STEP_MAX_TOKENS: u32 = 768;
+/// What a direct answer (small talk, no tools) may write.
+pub const DIRECT_MAX_TOKENS: u32 = 512;
 /// Repeated identical calls after which the loop stops and the answer is synthesised.
 const MAX_REPEATED_CALLS: u32 = 2;
 const REPEATED_CALL: &str =
