@@ -237,6 +237,24 @@ fn clip(text: &str, max: usize) -> String {
     format!("{}…", &text[..cut])
 }
 
+/// Whether `text` (a reply so far) begins with a whole tool call written as text and then
+/// goes on in prose: the call is all there is to read of it.
+pub fn call_then_prose(text: &str) -> bool {
+    let trimmed = text.trim_start();
+    let Some(first) = trimmed.chars().next() else {
+        return false;
+    };
+    if !matches!(first, '{' | '<' | '`' | '[') {
+        return false;
+    }
+    let Some(found) = llm_client::recover_tool_calls(trimmed, &[]) else {
+        return false;
+    };
+    // The prose after the call: at least a few words, and no second call starting.
+    let rest = found.text.trim_start();
+    rest.len() >= 12 && !rest.starts_with(['{', '[', '<', '`', ',']) && trimmed.ends_with(rest)
+}
+
 /// Holds back, while a ReAct step streams, text that may be a tool call written as text
 /// (a tag, a fence, a JSON object at the start of a line), so a client never sees it;
 /// whatever is held is let go at the end when it turned out to be no call.
@@ -390,6 +408,29 @@ mod tests {
             seen.earlier(&call("search_documents", r#"{"query":"b"}"#)),
             None
         );
+    }
+
+    #[test]
+    fn a_call_followed_by_prose_is_cut_there() {
+        // Qwen2.5-Coder-0.5B on llama-server with tool_choice "required" (no grammar for
+        // its template): a call, then prose until max_tokens.
+        let call = r#"{"name": "get_node_statistics", "arguments": {"label": "PurchaseOrder"}}"#;
+        assert!(!call_then_prose(call));
+        assert!(!call_then_prose(&format!("{call}. This")));
+        assert!(call_then_prose(&format!(
+            "{call}. This function counts the number of PurchaseOrder entities"
+        )));
+        // A second call may follow the first.
+        assert!(!call_then_prose(&format!(
+            "{call}\n{{\"name\": \"search_in"
+        )));
+        // Prose first is an answer (or a preface): read to the end.
+        assert!(!call_then_prose(&format!(
+            "To find the number of suppliers, I'll call {call} and then count them all."
+        )));
+        assert!(!call_then_prose(
+            "ACME has 24 orders, and that is the whole answer."
+        ));
     }
 
     #[test]

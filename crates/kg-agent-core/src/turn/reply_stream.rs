@@ -41,10 +41,14 @@ pub enum Show {
     Gated,
 }
 
-/// [`pull_reply`], showing what `show` says.
+/// [`pull_reply`], showing what `show` says. A ReAct step (`Gated` or `Nothing`) that wrote
+/// a whole tool call as text and then goes on in prose is cut there: small models write a
+/// call and then ramble about it up to `max_tokens` (seen: 280 tokens, 30 s on a CPU), and
+/// dropping the stream stops the server writing. Its usage is then unknown.
 pub fn pull(stream: &mut dyn ModelStream, sink: &mut dyn EventSink, show: Show) -> Pulled {
     let mut shown = false;
     let mut gate = crate::calls::Gate::default();
+    let mut text = String::new();
     let send = |text: String, sink: &mut dyn EventSink, shown: &mut bool| {
         if !*shown {
             sink.emit(Event::ContentStart);
@@ -57,15 +61,32 @@ pub fn pull(stream: &mut dyn ModelStream, sink: &mut dyn EventSink, show: Show) 
             return Pulled::Stopped;
         }
         match stream.next(MODEL_STREAM_WAIT_MS) {
-            Ok(ModelPoll::Delta(text)) => match show {
-                Show::All => send(text, sink, &mut shown),
-                Show::Nothing => sink.heartbeat(),
-                Show::Gated => {
-                    if let Some(text) = gate.push(&text) {
-                        send(text, sink, &mut shown);
+            Ok(ModelPoll::Delta(delta)) => {
+                if !matches!(show, Show::All) {
+                    text.push_str(&delta);
+                    if crate::calls::call_then_prose(&text) {
+                        return Pulled::Finished {
+                            response: ChatResponse {
+                                content: std::mem::take(&mut text),
+                                tool_calls: Vec::new(),
+                                finish_reason: Some("stop".into()),
+                                usage: None,
+                                model: None,
+                            },
+                            shown,
+                        };
                     }
                 }
-            },
+                match show {
+                    Show::All => send(delta, sink, &mut shown),
+                    Show::Nothing => sink.heartbeat(),
+                    Show::Gated => {
+                        if let Some(out) = gate.push(&delta) {
+                            send(out, sink, &mut shown);
+                        }
+                    }
+                }
+            }
             Ok(ModelPoll::Pending) => sink.heartbeat(),
             Ok(ModelPoll::Finished(response)) => {
                 if matches!(show, Show::Gated)
