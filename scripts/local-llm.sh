@@ -23,6 +23,7 @@ cache=${KG_LOCAL_LLM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kg-agent}
 port=${KG_LOCAL_LLM_PORT:-8012}
 model_choice=${KG_LOCAL_MODEL:-1.5b}
 ctx=${KG_LOCAL_LLM_CTX:-8192}
+slots=${KG_LOCAL_LLM_SLOTS:-3}
 threads=${KG_LOCAL_LLM_THREADS:-$(nproc 2>/dev/null || echo 2)}
 batch_threads=${KG_LOCAL_LLM_BATCH_THREADS:-$(nproc 2>/dev/null || echo 2)}
 
@@ -140,9 +141,14 @@ start() {
     echo "http://127.0.0.1:$port"
     return 0
   fi
-  # --jinja: the model's own chat template, which has Qwen's tool-call format; --no-repack
-  # and -np 1: one slot, the whole context for it; --cache-reuse keeps the stable prefix.
-  nohup "$server" -m "$model" --host 127.0.0.1 --port "$port" -c "$ctx" -np 1 -t "$threads" -tb "$batch_threads" \
+  # --jinja: the model's own chat template, which has Qwen's tool-call format. Three slots
+  # of $ctx tokens each: the router's, the ReAct steps' and the summariser's requests each
+  # keep their own prompt cache (llama-server gives a request the slot whose cached prompt
+  # it shares most of), so a turn's first step reads only the question, not again the
+  # system prompt and the tools' schemas (~2,000 tokens, ~20 s on a CPU) that the router's
+  # request had evicted from a single slot. --cache-reuse reuses shifted chunks too.
+  nohup "$server" -m "$model" --host 127.0.0.1 --port "$port" -c "$((ctx * slots))" -np "$slots" \
+    --kv-unified -t "$threads" -tb "$batch_threads" \
     --jinja --no-repack --cache-reuse 256 --alias "$model_name" >"$log" 2>&1 &
   echo $! >"$pid_file"
   local i
