@@ -240,6 +240,12 @@ fn clip(text: &str, max: usize) -> String {
 /// Whether `text` (a reply so far) begins with a whole tool call written as text and then
 /// goes on in prose: the call is all there is to read of it.
 pub fn call_then_prose(text: &str) -> bool {
+    call_then_more(text)
+}
+
+/// [`call_then_prose`], or the same call written again: small models repeat a call in one
+/// reply until `max_tokens` (seen: Qwen2.5-Coder-0.5B, the same call 16 times, 768 tokens).
+fn call_then_more(text: &str) -> bool {
     let trimmed = text.trim_start();
     let Some(first) = trimmed.chars().next() else {
         return false;
@@ -250,9 +256,41 @@ pub fn call_then_prose(text: &str) -> bool {
     let Some(found) = llm_client::recover_tool_calls(trimmed, &[]) else {
         return false;
     };
+    if let Some((last, earlier)) = found.calls.split_last()
+        && earlier
+            .iter()
+            .any(|c| c.name == last.name && same_arguments(&c.arguments, &last.arguments))
+    {
+        return true;
+    }
     // The prose after the call: at least a few words, and no second call starting.
     let rest = found.text.trim_start();
     rest.len() >= 12 && !rest.starts_with(['{', '[', '<', '`', ',']) && trimmed.ends_with(rest)
+}
+
+fn same_arguments(a: &str, b: &str) -> bool {
+    match (
+        serde_json::from_str::<Value>(a),
+        serde_json::from_str::<Value>(b),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// The calls of one step without repeats (the first of each tool and arguments kept): a
+/// model that wrote the same call several times in one reply means it once.
+pub fn distinct(calls: &mut Vec<ToolCall>) {
+    let mut kept: Vec<ToolCall> = Vec::with_capacity(calls.len());
+    for call in calls.drain(..) {
+        if !kept
+            .iter()
+            .any(|k| k.name == call.name && same_arguments(&k.arguments, &call.arguments))
+        {
+            kept.push(call);
+        }
+    }
+    *calls = kept;
 }
 
 /// Holds back, while a ReAct step streams, text that may be a tool call written as text
@@ -431,6 +469,24 @@ mod tests {
         assert!(!call_then_prose(
             "ACME has 24 orders, and that is the whole answer."
         ));
+    }
+
+    #[test]
+    fn a_call_written_again_in_one_reply_is_cut_and_run_once() {
+        // Qwen2.5-Coder-0.5B, step 2 of "How many purchase orders does ACME have?".
+        let call =
+            r#"{"name": "get_instances_by_class", "arguments": {"class_name": "PurchaseOrder"}}"#;
+        assert!(!call_then_prose(&format!("{call}\n")));
+        assert!(call_then_prose(&format!("{call}\n{call}")));
+        assert!(call_then_prose(&format!("{call}\n{call}\n{{\"na")));
+        let other =
+            r#"{"name": "get_instances_by_class", "arguments": {"class_name": "Supplier"}}"#;
+        assert!(!call_then_prose(&format!("{call}\n{other}")));
+        let mut calls = llm_client::recover_tool_calls(&format!("{call}\n{other}\n{call}"), &[])
+            .unwrap()
+            .calls;
+        distinct(&mut calls);
+        assert_eq!(calls.len(), 2);
     }
 
     #[test]

@@ -205,6 +205,7 @@ pub fn run(
         }
         let mut response = response;
         crate::calls::step_calls(&mut response, tools);
+        crate::calls::distinct(&mut response.tool_calls);
         crate::calls::name_calls(&mut response.tool_calls, step);
         if response.tool_calls.is_empty() {
             if llm_client::looks_like_tool_call(&response.content) && step < limits.max_steps {
