@@ -17,7 +17,7 @@ use std::time::Duration;
 /// Deadline of one LLM call, retries included: of the whole answer when it comes whole, of
 /// its first piece when it is streamed (then [`crate::llm_stream::LLM_IDLE_GAP`] between
 /// pieces). A CPU model reads a long prompt for tens of seconds before it writes.
-pub const LLM_CALL_TIMEOUT: Duration = Duration::from_secs(120);
+pub const LLM_CALL_TIMEOUT: Duration = Duration::from_secs(180);
 
 pub struct SpinLlmTransport;
 

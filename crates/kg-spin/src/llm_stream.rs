@@ -198,7 +198,7 @@ impl Reading {
         let mut body = Box::pin(response.take_body_stream());
         let mut writing = false;
         loop {
-            // Until the first piece, the call's deadline (a CPU model reads a long prompt
+            // Until the first text, the call's deadline (a CPU model reads a long prompt
             // for tens of seconds before it writes); then a quiet gap: a model still
             // writing is not a dead one, and the turn's deadline and `max_tokens` bound
             // the whole.
@@ -236,8 +236,10 @@ impl Reading {
                     });
                 }
             };
-            writing = true;
             let texts = reader.feed(&chunk)?;
+            // The first text, not the first byte: llama-server sends the role's chunk at
+            // once and then nothing while it reads the prompt.
+            writing |= texts.iter().any(|t| !t.is_empty());
             arrived
                 .borrow_mut()
                 .extend(texts.into_iter().filter(|t| !t.is_empty()));
