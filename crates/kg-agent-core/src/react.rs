@@ -45,6 +45,8 @@ pub fn prompt_error(e: &PromptError) -> ApiError {
 pub const STEP_MAX_TOKENS: u32 = 768;
 /// What a direct answer (small talk, no tools) may write.
 pub const DIRECT_MAX_TOKENS: u32 = 512;
+/// Tool calls one step runs at most (the first ones the model wrote).
+pub const MAX_CALLS_PER_STEP: usize = 4;
 /// Repeated identical calls after which the loop stops and the answer is synthesised.
 const MAX_REPEATED_CALLS: u32 = 2;
 const REPEATED_CALL: &str =
@@ -206,6 +208,9 @@ pub fn run(
         let mut response = response;
         crate::calls::step_calls(&mut response, tools);
         crate::calls::distinct(&mut response.tool_calls);
+        // A small model calls every tool it sees in one step (seen: the 0.5B, 16 different
+        // calls); each result lengthens every later prompt, so a step runs a few.
+        response.tool_calls.truncate(MAX_CALLS_PER_STEP);
         crate::calls::name_calls(&mut response.tool_calls, step);
         if response.tool_calls.is_empty() {
             if llm_client::looks_like_tool_call(&response.content) && step < limits.max_steps {

@@ -21,9 +21,9 @@ pub const PROPOSE_PLAN: &str = "propose_action_plan";
 pub const SEARCH_DOCUMENTS: &str = "search_documents";
 /// The graph tool whose answer the agent completes (see [`with_actions`]).
 const DESCRIBE_CLASS: &str = "describe_class";
-/// What the LLM reads of one observation at most (about 1,500 tokens: a small model's
+/// What the LLM reads of one observation at most (about 1,000 tokens: a small model's
 /// context holds a few, and a CPU reads them in seconds).
-const MAX_OBSERVATION_CHARS: usize = 6_000;
+const MAX_OBSERVATION_CHARS: usize = 4_000;
 /// Targets of one plan whose names are looked up (the read tool's row limit).
 const MAX_NAMED_TARGETS: usize = 1_000;
 
