@@ -80,6 +80,32 @@ else
 fi
 
 variables=(--variable "neo4j_origin=$origin" --variable "neo4j_password=$password")
+
+# The LLM. Yours wins: `--variable llm_origin=…` among the arguments, SPIN_VARIABLE_LLM_ORIGIN,
+# or Ollama answering on its default port (spin.toml's default, with llm_model
+# qwen2.5:7b-instruct). Otherwise the embedded local model (scripts/local-llm.sh:
+# llama-server and Qwen2.5-Coder 1.5B, KG_LOCAL_MODEL=0.5b for the small one; built and
+# fetched once into ~/.cache/kg-agent), stopped when this script ends. KG_LOCAL_LLM=0: none
+# (chat then answers 503 llm_unavailable; the tools still work).
+llm_configured=${SPIN_VARIABLE_LLM_ORIGIN:-}
+for arg in "$@"; do
+  case "$arg" in llm_origin=*) llm_configured=yes ;; esac
+done
+if [ -n "$llm_configured" ]; then
+  echo "run: LLM: yours (llm_origin given)" >&2
+elif curl -sf -o /dev/null --max-time 2 http://127.0.0.1:11434/v1/models; then
+  echo "run: LLM: Ollama on http://127.0.0.1:11434 (spin.toml's default)" >&2
+elif [ "${KG_LOCAL_LLM:-1}" = 0 ]; then
+  echo "run: LLM: none (KG_LOCAL_LLM=0): chat answers 503 llm_unavailable" >&2
+else
+  llm_origin=$(scripts/local-llm.sh start)
+  llm_model=$(scripts/local-llm.sh model-name)
+  trap 'kill ${graph_pid:-} 2>/dev/null; scripts/local-llm.sh stop' EXIT
+  # A CPU model takes seconds per step: the turn gets 5 minutes instead of 2.
+  variables+=(--variable "llm_origin=$llm_origin" --variable "llm_model=$llm_model"
+    --variable "agent_turn_deadline_ms=300000")
+  echo "run: LLM: the local model $llm_model on $llm_origin (llama-server; a small CPU model: a few seconds a step, see docs/agent.md#the-local-model; --variable llm_origin=… for yours)" >&2
+fi
 [ -n "${KG_NEO4J_DATABASE:-}" ] && variables+=(--variable "neo4j_database=$KG_NEO4J_DATABASE")
 [ -n "${KG_NEO4J_USER:-}" ] && variables+=(--variable "neo4j_user=$KG_NEO4J_USER")
 

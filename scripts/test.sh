@@ -180,6 +180,26 @@ else
     run_pass 3-devhost-dist cargo test --release --workspace "${composed_suite[@]}"
 fi
 
+# A short pass with a real model (issue #55): Qwen2.5-Coder-0.5B on llama-server
+# (scripts/local-llm.sh: built and fetched once, cached in ~/.cache/kg-agent), kg-agent on
+# devhost + devgraph, the questions marked `smoke` in benches/eval/questions.json (a tool
+# call, a streamed turn, an action plan, small talk) and one /chat turn. It fails on a
+# broken wire format, a crash or a 5xx, never on an answer's wording. Opt-in
+# (KG_REAL_MODEL=1) for now: on a fresh machine it adds the llama-server build (15m47s of
+# CPU, ~8 min on two idle cores) and minutes of CPU inference to a CI run already at ~49 of
+# its 60 minutes (docs/performance.md#real-models-issue-55).
+if [ "${KG_REAL_MODEL:-}" = 1 ]; then
+  stage "real-model pass: Qwen2.5-Coder-0.5B on llama-server (benches/eval/run.sh --smoke)"
+  if benches/eval/run.sh --smoke --no-setup 2>&1 | tee target/test-passes/real-model.log; then
+    echo "test: pass real-model: ok" >&2
+  else
+    echo "test: pass real-model: FAILED (target/test-passes/real-model.log)" >&2
+    failed_passes+=("real-model")
+  fi
+else
+  echo "test: SKIPPED: the real-model pass (KG_REAL_MODEL=1 runs it: benches/eval/run.sh --smoke)" >&2
+fi
+
 if [ ${#failed_passes[@]} -gt 0 ]; then
   echo "test: FAILED passes: ${failed_passes[*]} (logs in target/test-passes/)" >&2
   exit 1

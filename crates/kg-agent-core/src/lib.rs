@@ -4,6 +4,7 @@
 pub mod answers;
 pub mod approval;
 pub mod attach;
+pub mod calls;
 pub mod config;
 pub mod events;
 pub mod follow;

@@ -6,7 +6,7 @@
 use crate::events::Event;
 use crate::telemetry::PromptVersion;
 use crate::turn::ports::{EventSink, ModelStream, Toolset};
-use crate::turn::reply_stream::{Pulled, pull_reply};
+use crate::turn::reply_stream::{Pulled, Show, pull};
 use kg_http::ApiError;
 use kg_prompts::{Lang, PromptError};
 use llm_client::{
@@ -38,6 +38,28 @@ pub fn direct_answer_prompt(lang: Lang) -> Result<String, PromptError> {
 pub fn prompt_error(e: &PromptError) -> ApiError {
     ApiError::new(500, "prompt_template_invalid", e.to_string())
         .with_detail(serde_json::json!({"file": e.file, "line": e.line}))
+}
+
+/// What one ReAct step may write: a few tool calls or a short answer. Bounded so a model
+/// that rambles (or loops inside one reply) stops on the server too.
+pub const STEP_MAX_TOKENS: u32 = 768;
+/// What a direct answer (small talk, no tools) may write.
+pub const DIRECT_MAX_TOKENS: u32 = 512;
+/// Tool calls one step runs at most (the first ones the model wrote).
+pub const MAX_CALLS_PER_STEP: usize = 4;
+/// Repeated identical calls after which the loop stops and the answer is synthesised.
+const MAX_REPEATED_CALLS: u32 = 2;
+const REPEATED_CALL: &str =
+    "You already made this call with these arguments; do not repeat it. Its result was:";
+const UNREADABLE_CALL: &str = "Your tool call could not be read. Call a tool with valid JSON arguments, or answer the question in plain text.";
+
+fn refused(message: String) -> Observation {
+    Observation {
+        ok: false,
+        content: serde_json::json!({"error": message}).to_string(),
+        summary: format!("failed: {message}"),
+        graph: None,
+    }
 }
 
 /// The LLM, as the loop needs it.
@@ -124,8 +146,17 @@ pub fn run(
     // One request for the whole loop: each step appends its tool calls and their results
     // to it, and the tools' JSON is written once (not the whole history and every schema
     // cloned, and the schemas serialised again, at every step).
-    let mut request = ChatRequest::new(messages).with_tools(tools.to_vec(), ToolChoice::Auto);
+    let mut request = ChatRequest::new(messages)
+        .with_tools(tools.to_vec(), ToolChoice::Auto)
+        .max_tokens(STEP_MAX_TOKENS);
+    let mut seen = crate::calls::Seen::default();
+    // Calls answered from an earlier identical one: a model that keeps repeating itself
+    // is looping, and the answer is written from what it has.
+    let mut repeated = 0u32;
     while outcome.steps < limits.max_steps {
+        if repeated >= MAX_REPEATED_CALLS {
+            break;
+        }
         outcome.steps += 1;
         let step = outcome.steps;
         sink.emit(Event::Thinking {
@@ -174,7 +205,25 @@ pub fn run(
                     .saturating_add(u.completion_tokens),
             };
         }
+        let mut response = response;
+        crate::calls::step_calls(&mut response, tools);
+        crate::calls::distinct(&mut response.tool_calls);
+        // A small model calls every tool it sees in one step (seen: the 0.5B, 16 different
+        // calls); each result lengthens every later prompt, so a step runs a few.
+        response.tool_calls.truncate(MAX_CALLS_PER_STEP);
+        crate::calls::name_calls(&mut response.tool_calls, step);
         if response.tool_calls.is_empty() {
+            if llm_client::looks_like_tool_call(&response.content) && step < limits.max_steps {
+                // A call that could not be read is no answer: the model is told so.
+                request
+                    .messages
+                    .push(Message::assistant(response.content.clone()));
+                request.messages.push(Message::user(UNREADABLE_CALL));
+                if shown {
+                    sink.retract_content();
+                }
+                continue;
+            }
             outcome.answer = Some(response.content);
             outcome.answer_shown = shown;
             return Ok(outcome);
@@ -200,6 +249,9 @@ pub fn run(
                 outcome.cancelled = true;
                 return Ok(outcome);
             }
+            let mut fitted = call.clone();
+            let fit = crate::calls::fit_call(&mut fitted, tools);
+            let call = &fitted;
             sink.emit(Event::ToolCall {
                 step,
                 id: call.id.clone(),
@@ -213,7 +265,25 @@ pub fn run(
                 return Ok(outcome);
             }
             let started = std::time::Instant::now();
-            let observation = runner.run(call);
+            let observation = match fit {
+                Err(message) => refused(message),
+                Ok(()) => match seen.earlier(call) {
+                    Some(earlier) => {
+                        repeated += 1;
+                        Observation {
+                            ok: true,
+                            content: format!("{REPEATED_CALL} {earlier}"),
+                            summary: "repeated call: the earlier result".into(),
+                            graph: None,
+                        }
+                    }
+                    None => {
+                        let observation = runner.run(call);
+                        seen.record(call, &observation.content);
+                        observation
+                    }
+                },
+            };
             sink.emit(Event::ToolResult {
                 step,
                 id: call.id.clone(),
@@ -240,21 +310,26 @@ pub fn run(
     Ok(outcome)
 }
 
-/// One step's LLM call: streamed when the client reads a stream and the step `may_answer`
-/// (its text shown as it comes, in case it is the answer: the stream says only at its end
-/// whether tool calls follow), else whole. `Some((response, shown))`, or `None` when the
-/// client left or the deadline passed during the call (a cancellation, not a failure).
+/// One step's LLM call, streamed whenever the model can (so that a call the turn drops,
+/// its client gone or its deadline passed, stops on the server too, and a CPU model's
+/// slow reply is read as it comes): its text is shown as it comes when the client reads a
+/// stream and the step `may_answer` (the stream says only at its end whether tool calls
+/// follow), except what may be a tool call written as text. `Some((response, shown))`, or
+/// `None` when the client left or the deadline passed during the call (a cancellation, not
+/// a failure).
 fn call_model(
     model: &mut dyn Model,
     request: &ChatRequest,
     may_answer: bool,
     sink: &mut dyn EventSink,
 ) -> Result<Option<(ChatResponse, bool)>, LlmError> {
-    if may_answer
-        && sink.streaming()
-        && let Ok(mut stream) = model.start_stream(request)
-    {
-        return match pull_reply(&mut *stream, sink) {
+    if let Ok(mut stream) = model.start_stream(request) {
+        let show = if may_answer && sink.streaming() {
+            Show::Gated
+        } else {
+            Show::Nothing
+        };
+        return match pull(&mut *stream, sink, show) {
             Pulled::Finished { response, shown } => Ok(Some((response, shown))),
             Pulled::Stopped => Ok(None),
             Pulled::Failed(e) => Err(e),
@@ -305,7 +380,7 @@ mod tests {
                         } else {
                             "search".into()
                         },
-                        arguments: "{}".into(),
+                        arguments: format!(r#"{{"q":"{step}-{k}"}}"#),
                     })
                     .collect(),
                 finish_reason: None,
@@ -316,6 +391,18 @@ mod tests {
                 model: None,
             })
         }
+    }
+
+    /// The tools the scripted model calls.
+    fn offered() -> Vec<ToolSpec> {
+        ["search", "broken"]
+            .into_iter()
+            .map(|name| ToolSpec {
+                name: name.into(),
+                description: String::new(),
+                parameters: r#"{"type":"object","properties":{"q":{"type":"string"}}}"#.into(),
+            })
+            .collect()
     }
 
     struct Tools;
@@ -344,7 +431,7 @@ mod tests {
         let mut events = crate::turn::ports::Collected::default();
         let outcome = run(
             vec![Message::user("q")],
-            &[],
+            &offered(),
             &mut model,
             &mut Tools,
             &Limits {
@@ -396,7 +483,7 @@ mod tests {
         };
         let outcome = run(
             vec![Message::user("q")],
-            &[],
+            &offered(),
             &mut model,
             &mut Traced(Tools),
             &Limits {

@@ -21,8 +21,9 @@ pub const PROPOSE_PLAN: &str = "propose_action_plan";
 pub const SEARCH_DOCUMENTS: &str = "search_documents";
 /// The graph tool whose answer the agent completes (see [`with_actions`]).
 const DESCRIBE_CLASS: &str = "describe_class";
-/// What the LLM reads of one observation at most.
-const MAX_OBSERVATION_CHARS: usize = 16_000;
+/// What the LLM reads of one observation at most (about 1,000 tokens: a small model's
+/// context holds a few, and a CPU reads them in seconds).
+const MAX_OBSERVATION_CHARS: usize = 4_000;
 /// Targets of one plan whose names are looked up (the read tool's row limit).
 const MAX_NAMED_TARGETS: usize = 1_000;
 
@@ -275,9 +276,9 @@ fn specs(graph: Vec<query_tools::ToolSpec>, set: Toolset) -> Vec<ToolSpec> {
     let mut specs: Vec<ToolSpec> = graph
         .into_iter()
         .map(|t| ToolSpec {
+            description: first_sentences(&t.description, TOOL_DESCRIPTION_CHARS),
+            parameters: compact_schema(&ToolSpec::schema_or_object(t.parameters_schema)),
             name: t.name,
-            description: t.description,
-            parameters: ToolSpec::schema_or_object(t.parameters_schema),
         })
         .collect();
     specs.push(ToolSpec {
@@ -312,6 +313,74 @@ fn specs(graph: Vec<query_tools::ToolSpec>, set: Toolset) -> Vec<ToolSpec> {
         });
     }
     specs
+}
+
+/// What the LLM reads of a tool's description, and of an argument's. Every tool's schema
+/// goes with every step: the graph tools' full texts were about 2,000 prompt tokens, 20 s
+/// of a CPU model's time per step before it wrote a word.
+const TOOL_DESCRIPTION_CHARS: usize = 240;
+const ARGUMENT_DESCRIPTION_CHARS: usize = 90;
+/// Schema keywords the tool checks itself, which the model need not read.
+const CHECKED_ONLY: &[&str] = &["maxLength", "minLength", "pattern", "maxItems", "$schema"];
+
+/// The sentences of `text` that fit in `max` characters (at least the first, cut at a
+/// word when it alone is longer).
+pub fn first_sentences(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut end = 0;
+    for (i, _) in text.match_indices(". ") {
+        if text[..=i].chars().count() > max {
+            break;
+        }
+        end = i + 1;
+    }
+    if end > 0 {
+        return text[..end].to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    match cut.rfind(' ') {
+        Some(i) => format!("{}…", &cut[..i]),
+        None => cut,
+    }
+}
+
+/// A tool's JSON Schema as the model reads it: without what only the tool checks, a
+/// nullable type as its type (an optional argument may be left out), and argument
+/// descriptions cut to their first sentence. The tool still checks the full schema.
+pub fn compact_schema(schema: &str) -> String {
+    fn walk(value: &mut Value, in_properties: bool) {
+        match value {
+            Value::Object(map) => {
+                if !in_properties {
+                    map.retain(|k, _| !CHECKED_ONLY.contains(&k.as_str()));
+                    if let Some(Value::Array(types)) = map.get_mut("type") {
+                        types.retain(|t| t != "null");
+                        if types.len() == 1 {
+                            let only = types.remove(0);
+                            map.insert("type".into(), only);
+                        }
+                    }
+                    if let Some(Value::String(d)) = map.get_mut("description") {
+                        *d = first_sentences(d, ARGUMENT_DESCRIPTION_CHARS);
+                    }
+                }
+                for (key, child) in map.iter_mut() {
+                    walk(child, !in_properties && key == "properties");
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, false)),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<Value>(schema) {
+        Ok(mut value) => {
+            walk(&mut value, false);
+            value.to_string()
+        }
+        Err(_) => schema.to_string(),
+    }
 }
 
 /// Whether `text` is one JSON value (checked without building it).

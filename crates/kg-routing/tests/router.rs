@@ -272,3 +272,18 @@ fn given_prompts_are_sent_and_asked() {
         Some("Which supplier do you mean?")
     );
 }
+
+/// The router's request answered by Qwen2.5-Coder-0.5B on llama-server (JSON mode, which
+/// llama-server enforces with a grammar): a query, with a `clarification` it was told to
+/// leave null, which only a `clarify` verdict uses.
+#[test]
+fn a_small_models_verdict_as_llama_server_wrote_it() {
+    let v = parse_verdict(r#"{"intent": "query", "confidence": 0.9, "reason": "querying for order status by supplier ACME", "refined_question": "How many orders does ACME have, by status?", "clarification": "How many orders does ACME have, by status?"}"#).unwrap();
+    assert_eq!(v.intent, Intent::Query);
+    assert_eq!(
+        v.refined_question.as_deref(),
+        Some("How many orders does ACME have, by status?")
+    );
+    let request = kg_routing::routing_request("How many orders does ACME have, by status?", &[]);
+    assert_eq!(request.max_tokens, Some(400));
+}

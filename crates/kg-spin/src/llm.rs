@@ -14,8 +14,10 @@ use std::pin::pin;
 use std::task::Poll;
 use std::time::Duration;
 
-/// Deadline of one LLM call, retries included.
-pub const LLM_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Deadline of one LLM call, retries included: of the whole answer when it comes whole, of
+/// its first piece when it is streamed (then [`crate::llm_stream::LLM_IDLE_GAP`] between
+/// pieces). A CPU model reads a long prompt for tens of seconds before it writes.
+pub const LLM_CALL_TIMEOUT: Duration = Duration::from_secs(180);
 
 pub struct SpinLlmTransport;
 

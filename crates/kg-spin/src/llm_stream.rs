@@ -24,6 +24,9 @@ use std::time::Duration;
 use wasi::clocks::monotonic_clock;
 
 type Client = LlmClient<SpinLlmTransport>;
+
+/// Once a streamed answer has begun, the longest quiet gap between two of its pieces.
+pub const LLM_IDLE_GAP: Duration = Duration::from_secs(30);
 type Call = Pin<Box<dyn Future<Output = Result<ChatResponse, LlmError>>>>;
 
 /// What one pull found.
@@ -193,13 +196,31 @@ impl Reading {
     ) -> Result<ChatResponse, LlmError> {
         let mut reader = BodyReader::new(head.header("content-type"));
         let mut body = Box::pin(response.take_body_stream());
+        let mut writing = false;
         loop {
-            let left = self.deadline.saturating_sub(since(self.started));
+            // Until the first text, the call's deadline (a CPU model reads a long prompt
+            // for tens of seconds before it writes); then a quiet gap: a model still
+            // writing is not a dead one, and the turn's deadline and `max_tokens` bound
+            // the whole.
+            let left = if writing {
+                LLM_IDLE_GAP
+            } else {
+                self.deadline.saturating_sub(since(self.started))
+            };
             let chunk = match within(left, body.next()).await {
+                None if writing => {
+                    return Err(LlmError::Timeout {
+                        message: format!(
+                            "the answer stopped: nothing for {} ms",
+                            LLM_IDLE_GAP.as_millis()
+                        ),
+                        attempts: self.attempt,
+                    });
+                }
                 None => {
                     return Err(LlmError::Timeout {
                         message: format!(
-                            "the answer was not complete within {} ms",
+                            "the answer did not start within {} ms",
                             self.deadline.as_millis()
                         ),
                         attempts: self.attempt,
@@ -216,6 +237,9 @@ impl Reading {
                 }
             };
             let texts = reader.feed(&chunk)?;
+            // The first text, not the first byte: llama-server sends the role's chunk at
+            // once and then nothing while it reads the prompt.
+            writing |= texts.iter().any(|t| !t.is_empty());
             arrived
                 .borrow_mut()
                 .extend(texts.into_iter().filter(|t| !t.is_empty()));

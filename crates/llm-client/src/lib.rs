@@ -19,6 +19,7 @@ mod request;
 mod response;
 mod stream;
 mod telemetry;
+mod text_calls;
 mod transport;
 mod wire;
 
@@ -34,4 +35,7 @@ pub use neo4j_client::{
 pub use request::{ChatRequest, ResponseFormat, ToolChoice, ToolSpec, Tools};
 pub use response::{ChatResponse, Usage, parse_chat_response};
 pub use stream::{StreamEvent, StreamParser};
+pub use text_calls::{
+    Recovered, looks_like_tool_call, parse_lenient as lenient_json, recover_tool_calls,
+};
 pub use transport::LlmTransport;

@@ -243,3 +243,46 @@ fn a_stream_cut_before_its_end_is_a_bad_response() {
         .unwrap_err();
     assert!(e.to_string().contains("ended before"), "{e}");
 }
+
+/// Answers recorded from llama-server (llama.cpp vendored by llama-cpp-python 0.3.36,
+/// `--jinja`) with Qwen2.5-Coder Q4_K_M and two tools offered: neither model fills
+/// `tool_calls`; each writes its call as text, which is read back as a call.
+#[test]
+fn llama_server_calls_written_as_text_are_read_as_calls() {
+    let tools = ["get_node_statistics", "search_instances"];
+    // 0.5B, streamed: a bare JSON call in `content`, token by token, usage at the end.
+    let mut parser = llm_client::StreamParser::new();
+    parser
+        .feed(golden("llama_server_0.5b_call_as_content.sse").as_bytes())
+        .unwrap();
+    let (response, _) = parser.finish().unwrap();
+    assert!(response.tool_calls.is_empty());
+    assert_eq!(response.usage.map(|u| u.prompt_tokens), Some(389));
+    let found = llm_client::recover_tool_calls(&response.content, &tools).unwrap();
+    assert_eq!(found.calls.len(), 1);
+    assert_eq!(found.calls[0].name, "get_node_statistics");
+    assert_eq!(found.calls[0].arguments, r#"{"label":"Supplier"}"#);
+    assert_eq!(found.text, "");
+
+    // 0.5B with tool_choice "required": the call, then prose up to max_tokens.
+    let mut parser = llm_client::StreamParser::new();
+    parser
+        .feed(golden("llama_server_0.5b_call_then_prose.sse").as_bytes())
+        .unwrap();
+    let (response, _) = parser.finish().unwrap();
+    assert_eq!(response.usage.map(|u| u.completion_tokens), Some(300));
+    let found = llm_client::recover_tool_calls(&response.content, &tools).unwrap();
+    assert_eq!(found.calls[0].name, "get_node_statistics");
+    assert!(found.text.starts_with(". This function counts"));
+
+    // 1.5B, whole: prose around a fenced JSON call.
+    let response =
+        llm_client::parse_chat_response(golden("llama_server_1.5b_fenced_call.json").as_bytes())
+            .unwrap();
+    assert!(response.tool_calls.is_empty());
+    let found = llm_client::recover_tool_calls(&response.content, &tools).unwrap();
+    assert_eq!(found.calls.len(), 1);
+    assert_eq!(found.calls[0].arguments, r#"{"label":"Supplier"}"#);
+    assert!(found.text.starts_with("To find the number of suppliers"));
+    assert!(!found.text.contains("```"));
+}

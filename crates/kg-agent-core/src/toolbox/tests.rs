@@ -322,3 +322,32 @@ fn search_documents_schema_text_is_its_tree_printed() {
         Some(json!({"type": "object", "properties": {"query": {"type": "string"}, "top_k": {"type": "integer", "minimum": 1, "maximum": 20}}, "required": ["query"]}).to_string().as_str())
     );
 }
+
+#[test]
+fn the_model_reads_compact_tool_specs() {
+    let schema = r#"{"additionalProperties":false,"properties":{"class_name":{"description":"Only instances of this class (label). Give it when the value is not unique across the classes of the whole graph.","maxLength":10000,"minLength":1,"pattern":"\\S","type":["string","null"]},"limit":{"default":10,"maximum":100,"minimum":1,"type":["integer","null"]},"filters":{"items":{"properties":{"pattern":{"type":"string"}},"type":"object"},"maxItems":5,"type":"array"}},"required":["limit"],"type":"object"}"#;
+    let compact: Value = serde_json::from_str(&compact_schema(schema)).unwrap();
+    assert_eq!(
+        compact,
+        json!({"additionalProperties": false, "required": ["limit"], "type": "object", "properties": {
+            "class_name": {"description": "Only instances of this class (label).", "type": "string"},
+            "limit": {"default": 10, "maximum": 100, "minimum": 1, "type": "integer"},
+            // A property named like a keyword is a property, not a keyword.
+            "filters": {"items": {"properties": {"pattern": {"type": "string"}}, "type": "object"}, "type": "array"}}})
+    );
+    assert_eq!(first_sentences("One. Two is longer. Three.", 12), "One.");
+    assert_eq!(first_sentences("short", 12), "short");
+    assert_eq!(
+        first_sentences("a very long first sentence without a stop", 12),
+        "a very long…"
+    );
+    let (mut toolbox, _) = toolbox(false);
+    for spec in toolbox.specs(Toolset::Query) {
+        assert!(spec.description.chars().count() <= TOOL_DESCRIPTION_CHARS);
+        assert!(
+            !spec.parameters.contains("maxLength"),
+            "{}",
+            spec.parameters
+        );
+    }
+}

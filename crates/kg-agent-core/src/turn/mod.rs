@@ -475,7 +475,8 @@ fn converse(
             // A direct answer is one step: its LLM call nests under the step's span.
             let step_span =
                 crate::telemetry::step_span(1, crate::telemetry::answer_prompt(lang).as_ref());
-            answer::answer_directly(&ChatRequest::new(messages), p, &mut result)?;
+            let request = ChatRequest::new(messages).max_tokens(react::DIRECT_MAX_TOKENS);
+            answer::answer_directly(&request, p, &mut result)?;
             drop(step_span);
         }
         _ => {

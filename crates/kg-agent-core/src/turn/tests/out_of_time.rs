@@ -95,6 +95,8 @@ fn the_deadline_stops_the_loop_after_the_step_that_crossed_it() {
 fn a_json_turn_out_of_time_is_a_504_and_no_call_starts_after_it() {
     let mut world = World::new(Intent::Query, searches(8), false);
     world.model.call_ms = 300;
+    // Whole completions (a model that cannot stream), each 300 ms.
+    world.model.streams = false;
     let e = run_with_deadline(&mut world, "who supplies what?", 500).unwrap_err();
     assert_eq!(e.status, 504);
     assert_eq!(e.code, "turn_deadline_exceeded");

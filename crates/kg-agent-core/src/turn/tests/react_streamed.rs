@@ -130,7 +130,9 @@ fn chat_json_gets_a_react_step_whole_and_no_reset() {
     ];
     let mut world = World::new(Intent::Query, script, false);
     let result = run(&mut world, "who supplies ACME?", 10).unwrap();
-    assert_eq!(world.model.pulls.get(), 0);
+    // Still streamed from the LLM (so a dropped call stops on the server too), but no
+    // step's text is shown before the answer, and nothing is reset.
+    assert!(world.model.pulls.get() > 0);
     assert!(
         !world
             .sink
@@ -177,4 +179,32 @@ fn a_client_leaving_mid_step_stops_the_stream_and_nothing_more_is_called() {
         .filter(|e| matches!(e, Event::Content(_)))
         .count();
     assert_eq!(contents, 2);
+}
+
+/// Qwen2.5-Coder-0.5B's first step as llama-server streamed it (tests/golden in
+/// llm-client): the call as bare JSON in `content`, `tool_calls` empty. It runs as a call,
+/// nothing of it reaches the client, and the summariser writes the answer.
+#[test]
+fn a_call_written_as_text_runs_and_is_never_shown() {
+    let script = vec![
+        Say::Text(r#"{"name": "search_instances", "arguments": {"search_term": "ACME"}}"#),
+        Say::Text("done"),
+    ];
+    for streaming in [true, false] {
+        let mut world = World::new(Intent::Query, script.clone(), streaming);
+        let result = run(&mut world, "who is ACME?", 10).unwrap();
+        assert_eq!(world.tools.calls.len(), 1, "streaming {streaming}");
+        assert_eq!(world.tools.calls[0], "search_instances");
+        let events = &world.sink.events;
+        assert!(events.iter().any(|e| matches!(e,
+            Event::ToolCall { name, arguments, .. }
+                if name == "search_instances" && *arguments == json!({"search_term": "ACME"}))));
+        assert!(!result.answer.contains("arguments"), "{}", result.answer);
+        assert!(
+            !shown(events).contains("search_term"),
+            "streaming {streaming}: {}",
+            shown(events)
+        );
+        assert_eq!(world.summariser.requests.len(), 1, "the summariser answers");
+    }
 }
