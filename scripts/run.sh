@@ -97,14 +97,16 @@ elif curl -sf -o /dev/null --max-time 2 http://127.0.0.1:11434/v1/models; then
   echo "run: LLM: Ollama on http://127.0.0.1:11434 (spin.toml's default)" >&2
 elif [ "${KG_LOCAL_LLM:-1}" = 0 ]; then
   echo "run: LLM: none (KG_LOCAL_LLM=0): chat answers 503 llm_unavailable" >&2
-else
-  llm_origin=$(scripts/local-llm.sh start)
+elif llm_origin=$(scripts/local-llm.sh start); then
   llm_model=$(scripts/local-llm.sh model-name)
   trap 'kill ${graph_pid:-} 2>/dev/null; scripts/local-llm.sh stop' EXIT
   # A CPU model takes seconds per step: the turn gets 5 minutes instead of 2.
   variables+=(--variable "llm_origin=$llm_origin" --variable "llm_model=$llm_model"
     --variable "agent_turn_deadline_ms=300000")
   echo "run: LLM: the local model $llm_model on $llm_origin (llama-server; a small CPU model: a few seconds a step, see docs/agent.md#the-local-model; --variable llm_origin=… for yours)" >&2
+else
+  # The service still runs without it (the graph, the tools, actions, MCP).
+  echo "run: LLM: the local model could not be set up (scripts/local-llm.sh says why above: it needs pip, cmake and a C++ compiler); chat answers 503 llm_unavailable until an LLM is configured" >&2
 fi
 [ -n "${KG_NEO4J_DATABASE:-}" ] && variables+=(--variable "neo4j_database=$KG_NEO4J_DATABASE")
 [ -n "${KG_NEO4J_USER:-}" ] && variables+=(--variable "neo4j_user=$KG_NEO4J_USER")
