@@ -119,12 +119,12 @@ async fn main() -> Result<()> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(30);
     let label = std::env::var("KG_BENCH_LABEL").unwrap_or_else(|_| "demo".into());
-    let started_graph;
-    let origin = match std::env::var("KG_BENCH_NEO4J") {
-        Ok(origin) => origin,
+    // The graph named, or one started with the demo (kept until the end).
+    let (origin, _started) = match std::env::var("KG_BENCH_NEO4J") {
+        Ok(origin) => (origin, None),
         Err(_) => {
-            started_graph = Graph::start().await?;
-            started_graph.url.clone()
+            let graph = Graph::start().await?;
+            (graph.url.clone(), Some(graph))
         }
     };
     let neo = Neo {
