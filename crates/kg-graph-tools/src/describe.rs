@@ -114,16 +114,7 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
     });
     let types = client.relationship_types(&[]).map_err(graph_error)?;
     // The hidden labels the graph has, whose nodes a relationship count leaves out.
-    let hidden_labels: Vec<String> = if view.hidden_labels.is_empty() {
-        Vec::new()
-    } else {
-        client
-            .labels_in_graph()
-            .map_err(graph_error)?
-            .into_iter()
-            .filter(|l| !view.label_visible(l))
-            .collect()
-    };
+    let hidden_labels = client.hidden_labels_in_graph().map_err(graph_error)?;
     let mut relationships = relationships(&read, &label, &types, &view, &hidden_labels)?;
     if known.iter().any(|l| l == "OntologyRelationship") {
         let r = read(

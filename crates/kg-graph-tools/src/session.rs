@@ -199,6 +199,19 @@ impl<'a, T: Transport> Graph<'a, T> {
         self.names(&self.session.labels, LABELS, &[])
     }
 
+    /// The labels the audience may not see that the graph has (none read when none is
+    /// hidden): a label the graph lacks needs no leaving out, and naming one would make
+    /// Neo4j warn.
+    pub fn hidden_labels_in_graph(&self) -> Result<Vec<String>, Neo4jError> {
+        let view = self.view();
+        if view.hidden_labels.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut labels = self.labels_in_graph()?;
+        labels.retain(|l| !view.label_visible(l));
+        Ok(labels)
+    }
+
     /// Every label, relationship type and property key the graph has, hidden ones
     /// included: for the status check that compares the declared profile with the graph,
     /// never for answers.

@@ -48,19 +48,8 @@ pub fn run<T: Transport>(client: &Graph<'_, T>, arguments: &str) -> Result<ToolO
             (known.into_iter().take(MAX_LABELS).collect(), truncated)
         }
     };
-    let view = client.view();
-    // The hidden labels the graph has (a label it lacks needs no leaving out, and naming
-    // one would make Neo4j warn): read with the label list, once per request.
-    let hidden: Vec<String> = if view.hidden_labels.is_empty() {
-        Vec::new()
-    } else {
-        client
-            .labels_in_graph()
-            .map_err(graph_error)?
-            .into_iter()
-            .filter(|l| !view.label_visible(l))
-            .collect()
-    };
+    // Read with the label list, once per request.
+    let hidden = client.hidden_labels_in_graph().map_err(graph_error)?;
     let (statement, params) = counts_and_samples(&labels, label.is_none(), sample_size, &hidden);
     let rows = client
         .run(&statement, params, AccessMode::Read)
