@@ -112,11 +112,12 @@ pub fn run<T: Transport>(
             require_relationship_type(rel_type, &known)?;
         }
     }
-    // The guard's rewrite passes the hidden names as parameters of its own; a caller's
-    // may not take their names.
+    // Under a policy the guard's rewrite passes the hidden names as parameters of its
+    // own; a caller's may not take their names. (Without one nothing is added.)
+    let policy = client.view().has_policy();
     if let Some(name) = parameters
         .keys()
-        .find(|k| k.to_ascii_lowercase().starts_with(guard::RESERVED_PREFIX))
+        .find(|k| policy && k.to_ascii_lowercase().starts_with(guard::RESERVED_PREFIX))
     {
         return Err(args::invalid(format!(
             "`parameters.{name}`: names starting with `{}` are reserved for the guard",
@@ -134,7 +135,6 @@ pub fn run<T: Transport>(
     };
     // Cypher from outside may cost anything the guard could not see: it runs where the
     // graph enforces the time limit (Neo4j ignores it on auto-commit requests).
-    let policy = client.view().has_policy();
     let result = client
         .run_bounded(&statement, parameters, AccessMode::Read)
         .map_err(|e| match e.kind {
