@@ -180,6 +180,16 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// One or more of `item`, separated by commas.
+    fn separated(&mut self, mut item: impl FnMut(&mut Self) -> R) -> R {
+        loop {
+            item(self)?;
+            if !self.eat(',') {
+                return Ok(());
+            }
+        }
+    }
+
     /// A name token (bare or back-tick quoted) that is not a reserved word.
     fn is_name(&self, k: usize) -> bool {
         match self.tok(k) {
@@ -340,15 +350,13 @@ impl<'a> Parser<'a> {
                 return self.projection_tail();
             }
         }
-        loop {
-            self.expr()?;
-            if self.eat_kw("AS") {
-                self.any_name()?;
+        self.separated(|p| {
+            p.expr()?;
+            if p.eat_kw("AS") {
+                p.any_name()?;
             }
-            if !self.eat(',') {
-                break;
-            }
-        }
+            Ok(())
+        })?;
         self.projection_tail()
     }
 
@@ -356,16 +364,14 @@ impl<'a> Parser<'a> {
         if self.is_kw("ORDER") {
             self.pos += 1;
             self.expect_kw("BY")?;
-            loop {
-                self.expr()?;
-                let _ = self.eat_kw("ASC")
-                    || self.eat_kw("ASCENDING")
-                    || self.eat_kw("DESC")
-                    || self.eat_kw("DESCENDING");
-                if !self.eat(',') {
-                    break;
-                }
-            }
+            self.separated(|p| {
+                p.expr()?;
+                let _ = p.eat_kw("ASC")
+                    || p.eat_kw("ASCENDING")
+                    || p.eat_kw("DESC")
+                    || p.eat_kw("DESCENDING");
+                Ok(())
+            })?;
         }
         if self.eat_kw("SKIP") || self.eat_kw("OFFSET") {
             self.expr()?;
@@ -380,12 +386,7 @@ impl<'a> Parser<'a> {
         self.expect_kw("CALL")?;
         if self.eat('(') {
             if !self.eat('*') && !self.sym(0, ')') {
-                loop {
-                    self.variable()?;
-                    if !self.eat(',') {
-                        break;
-                    }
-                }
+                self.separated(|p| p.variable().map(|_| ()))?;
             }
             self.expect(')')?;
         }
@@ -400,12 +401,7 @@ impl<'a> Parser<'a> {
     // ---- patterns ----
 
     fn pattern_list(&mut self, scope: &mut Scope) -> R {
-        loop {
-            self.pattern_part(scope)?;
-            if !self.eat(',') {
-                return Ok(());
-            }
-        }
+        self.separated(|p| p.pattern_part(scope))
     }
 
     fn pattern_part(&mut self, scope: &mut Scope) -> R {
@@ -851,12 +847,7 @@ impl<'a> Parser<'a> {
         }
         self.eat_kw("DISTINCT");
         if !self.sym(0, ')') {
-            loop {
-                self.expr()?;
-                if !self.eat(',') {
-                    break;
-                }
-            }
+            self.separated(Self::expr)?;
         }
         self.expect(')')
     }
@@ -918,12 +909,7 @@ impl<'a> Parser<'a> {
         {
             return Ok(());
         }
-        loop {
-            self.expr()?;
-            if !self.eat(',') {
-                break;
-            }
-        }
+        self.separated(Self::expr)?;
         self.expect(']')
     }
 
@@ -945,14 +931,11 @@ impl<'a> Parser<'a> {
         if self.eat('}') {
             return Ok(());
         }
-        loop {
-            self.any_name()?;
-            self.expect(':')?;
-            self.expr()?;
-            if !self.eat(',') {
-                break;
-            }
-        }
+        self.separated(|p| {
+            p.any_name()?;
+            p.expect(':')?;
+            p.expr()
+        })?;
         self.expect('}')
     }
 
@@ -962,22 +945,20 @@ impl<'a> Parser<'a> {
         if self.eat('}') {
             return Ok(());
         }
-        loop {
-            if self.eat('.') {
-                if !self.eat('*') {
-                    self.any_name()?;
+        self.separated(|p| {
+            if p.eat('.') {
+                if !p.eat('*') {
+                    p.any_name()?;
                 }
-            } else if self.sym(1, ':') {
-                self.any_name()?;
-                self.expect(':')?;
-                self.expr()?;
+                Ok(())
+            } else if p.sym(1, ':') {
+                p.any_name()?;
+                p.expect(':')?;
+                p.expr()
             } else {
-                self.variable()?;
+                p.variable().map(|_| ())
             }
-            if !self.eat(',') {
-                break;
-            }
-        }
+        })?;
         self.expect('}')
     }
 }
