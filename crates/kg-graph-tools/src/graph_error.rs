@@ -16,13 +16,11 @@ pub fn graph_error(e: Neo4jError) -> Error {
 /// A statement the graph stopped because it needed more time or memory than allowed.
 pub fn too_expensive_by_graph(e: &Neo4jError) -> Error {
     let code = e.code.as_deref().unwrap_or_default();
-    let (limit, what) = if code.contains("Timed") {
-        ("time", "took longer than the graph allows a statement")
+    let limit = cost_limit(code);
+    let what = if limit == "time" {
+        "took longer than the graph allows a statement"
     } else {
-        (
-            "memory",
-            "needed more memory than the graph allows a statement",
-        )
+        "needed more memory than the graph allows a statement"
     };
     too_expensive(
         format!(
@@ -30,6 +28,16 @@ pub fn too_expensive_by_graph(e: &Neo4jError) -> Error {
         ),
         json!({"limit": limit, "graph_code": code}),
     )
+}
+
+/// Which of the graph's limits stopped a statement, from its status code: `time` or
+/// `memory` (see [`Neo4jError::is_too_expensive`]).
+fn cost_limit(code: &str) -> &'static str {
+    if code.contains("Timed") {
+        "time"
+    } else {
+        "memory"
+    }
 }
 
 /// `invalid-argument` with the detail code `query_too_expensive` (HTTP 400) and `extra`
@@ -52,11 +60,7 @@ pub fn too_expensive(message: String, extra: serde_json::Value) -> Error {
 pub fn withheld_graph_error(e: &Neo4jError, functions: &[String]) -> Error {
     let code = e.code.as_deref().unwrap_or_default();
     if e.is_too_expensive() {
-        let limit = if code.contains("Timed") {
-            "time"
-        } else {
-            "memory"
-        };
+        let limit = cost_limit(code);
         return too_expensive(
             format!(
                 "the query is too expensive: the graph stopped it at its {limit} limit; narrow it (a label, a WHERE, fewer hops, a smaller LIMIT) or aggregate"
