@@ -140,6 +140,18 @@ fn nested_scopes_get_their_own_where() {
         "{out}"
     );
     assert!(out.contains(&rel("r")), "{out}");
+    // A pattern comprehension inside a node pattern's property map (an evasion the suite
+    // does not list): its own scope, its own predicates.
+    let out =
+        rewritten("MATCH (e:Employee {id: head([(x)<-[:ABOUT]-(r) | r.text])}) RETURN e.name");
+    assert!(
+        out.contains(&format!(
+            "[(x)<-[__kg_r0:ABOUT]-(r) WHERE {} AND {} | r.text]",
+            node("x"),
+            node("r")
+        )),
+        "{out}"
+    );
     // A quantified path pattern's body.
     let out = rewritten("MATCH (a:Employee) ((x)-[m]->(y)){1,3} (b) RETURN b.id");
     assert!(
