@@ -9,7 +9,7 @@
 //! Medians over 100 runs each. Run: `cargo bench -p kg-e2e --bench chat_latency`.
 
 use kg_e2e::Stack;
-use kg_e2e::llm_stub::{ScriptedLlm, call, text};
+use kg_e2e::llm_stub::{ScriptedLlm, distinct_statistics_steps, text};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -62,14 +62,11 @@ async fn main() -> anyhow::Result<()> {
         direct_count.push(start.elapsed());
     }
 
-    let tool_args = json!({"label": "Supplier", "sample_size": 0});
     let mut zero = Vec::new();
     let mut four = Vec::new();
     for steps in [0, STEPS] {
         for _ in 0..RUNS {
-            let mut script: Vec<_> = (0..steps)
-                .map(|_| call("get_node_statistics", tool_args.clone()))
-                .collect();
+            let mut script = distinct_statistics_steps(steps);
             // A ReAct step that calls no tool is the answer itself; after tool calls the
             // summariser writes the answer from the evidence.
             if steps > 0 {

@@ -16,7 +16,7 @@
 //! mode before the host opens them (devhost sets WAL itself; Spin keeps the mode it finds). Run: `cargo bench -p kg-e2e --bench hosts` (Spin from
 //! SPIN_BIN or PATH; devhost only without one); `KG_BENCH_SHORT=1` for fewer samples.
 
-use kg_e2e::llm_stub::{ScriptedLlm, call, text};
+use kg_e2e::llm_stub::{ScriptedLlm, distinct_statistics_steps, text};
 use kg_e2e::redis::RedisServer;
 use kg_e2e::{AppHost, Graph, HostKind, KeyValue, app_manifest, server_timing, spin_binary};
 use serde_json::json;
@@ -311,14 +311,7 @@ async fn request(target: &mut Target, route: Route) -> anyhow::Result<(Duration,
             target.client.post(url("/chat")).body(chat)
         }
         Route::Chat4 => {
-            let mut script: Vec<_> = (0..STEPS)
-                .map(|_| {
-                    call(
-                        "get_node_statistics",
-                        json!({"label": "Supplier", "sample_size": 0}),
-                    )
-                })
-                .collect();
+            let mut script = distinct_statistics_steps(STEPS);
             // After tool calls the summariser writes the answer from the evidence.
             script.push(text("draft"));
             script.push(text(ANSWER));

@@ -8,7 +8,7 @@
 //! next request. Run: `cargo bench -p kg-e2e --bench tracing_overhead`.
 
 use kg_e2e::Stack;
-use kg_e2e::llm_stub::{ScriptedLlm, call, text};
+use kg_e2e::llm_stub::{ScriptedLlm, distinct_statistics_steps, text};
 use kg_e2e::otlp::Receiver;
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -31,11 +31,8 @@ async fn main() -> anyhow::Result<()> {
     .await?;
     let client = kg_e2e::auth::client(kg_e2e::auth::ADMIN);
 
-    let tool_args = json!({"label": "Supplier", "sample_size": 0});
     let turn = |steps: usize| {
-        let mut script: Vec<_> = (0..steps)
-            .map(|_| call("get_node_statistics", tool_args.clone()))
-            .collect();
+        let mut script = distinct_statistics_steps(steps);
         script.push(text("draft"));
         script.push(text("There are 10 suppliers."));
         llm.then(script);

@@ -32,6 +32,25 @@ pub fn call(name: &str, arguments: Value) -> Reply {
     Reply::Tools(vec![(name.into(), arguments)])
 }
 
+/// `steps` ReAct steps, each one `get_node_statistics` call of a different demo label.
+/// They must differ: the agent answers a call identical to an earlier one from its first
+/// result and, after two such repeats, stops its loop (a looping model), which would leave
+/// a benchmark's later scripted replies to the summariser.
+pub fn distinct_statistics_steps(steps: usize) -> Vec<Reply> {
+    const LABELS: [&str; 5] = ["Supplier", "Part", "Product", "PurchaseOrder", "Assembly"];
+    (0..steps)
+        .map(|i| {
+            let label = LABELS[i % LABELS.len()];
+            // Past the labels, the sample size tells the calls apart.
+            let sample_size = i / LABELS.len();
+            call(
+                "get_node_statistics",
+                serde_json::json!({"label": label, "sample_size": sample_size}),
+            )
+        })
+        .collect()
+}
+
 pub struct ScriptedLlm {
     pub server: MockServer,
     script: Arc<Mutex<VecDeque<Reply>>>,
