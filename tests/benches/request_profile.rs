@@ -13,7 +13,7 @@
 //! `KG_BENCH_SHORT=1` for fewer runs.
 
 use kg_e2e::bench_results::record;
-use kg_e2e::llm_stub::{Reply, ScriptedLlm, distinct_statistics_steps, text};
+use kg_e2e::llm_stub::{ScriptedLlm, distinct_statistics_steps, text};
 use kg_e2e::{Stack, server_timing};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -73,7 +73,7 @@ async fn run() -> anyhow::Result<()> {
 
     let question = json!({"message": "How many suppliers are there?", "routing_mode": "rule"});
     let chat = |steps: usize| {
-        let mut script: Vec<Reply> = distinct_statistics_steps(steps);
+        let mut script = distinct_statistics_steps(steps);
         // A ReAct step that calls no tool is the answer itself; after tool calls the
         // summariser writes the answer from the evidence.
         if steps > 0 {

@@ -45,7 +45,7 @@ pub fn distinct_statistics_steps(steps: usize) -> Vec<Reply> {
             let sample_size = i / LABELS.len();
             call(
                 "get_node_statistics",
-                serde_json::json!({"label": label, "sample_size": sample_size}),
+                json!({"label": label, "sample_size": sample_size}),
             )
         })
         .collect()
